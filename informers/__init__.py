@@ -1,0 +1,48 @@
+"""kube-informers: thread-based Kubernetes informers for synchronous Python.
+
+The public API is exactly what ``__all__`` lists (a test pins it). Objects are
+the parsed JSON of the API (plain dicts) and are shared read-only between the
+cache and every consumer: never mutate what the library hands you.
+"""
+
+from __future__ import annotations
+
+# --- errors (informers.errors) ---
+from informers.errors import (
+    ApiError,
+    CacheSyncTimeoutError,
+    ExpiredError,
+    FIFOClosedError,
+    IndexConflictError,
+    IndexerError,
+    IndexFunctionError,
+    InformersError,
+    InformerStateError,
+    ObjectKeyError,
+    ResourceVersionTooLargeError,
+    SelectorParseError,
+    TooManyRequestsError,
+    UnknownIndexError,
+    WatchDecodeError,
+)
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    # errors
+    "ApiError",
+    "CacheSyncTimeoutError",
+    "ExpiredError",
+    "FIFOClosedError",
+    "IndexConflictError",
+    "IndexFunctionError",
+    "IndexerError",
+    "InformerStateError",
+    "InformersError",
+    "ObjectKeyError",
+    "ResourceVersionTooLargeError",
+    "SelectorParseError",
+    "TooManyRequestsError",
+    "UnknownIndexError",
+    "WatchDecodeError",
+]

@@ -1,0 +1,42 @@
+"""The ``kube-informers`` command line.
+
+``kube-informers demo`` shows the machinery at work on generated objects.
+Later subcommands (``serve``, ``watch``, ``mirror``) are added by their
+features.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kube-informers", description="Thread-based Kubernetes informers for Python."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="run the machinery on generated objects and show it")
+    demo.add_argument("--objects", type=int, default=200, help="how many objects to generate")
+    demo.add_argument("--seed", type=int, default=0, help="random seed for the churn")
+    return parser
+
+
+def _demo(args: argparse.Namespace) -> int:
+    print(f"kube-informers demo: {args.objects} objects, seed {args.seed}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``kube-informers`` command; returns the exit code."""
+    args = _build_parser().parse_args(argv)
+    if args.command == "demo":
+        return _demo(args)
+    return 2  # pragma: no cover - argparse rejects unknown commands
+
+
+if __name__ == "__main__":
+    sys.exit(main())

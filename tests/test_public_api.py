@@ -1,0 +1,49 @@
+"""Pins the public surface of both packages: adding or removing a public name
+is a deliberate change to this file."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+import informers
+import tracker
+
+INFORMERS_ALL = {
+    # errors
+    "ApiError",
+    "CacheSyncTimeoutError",
+    "ExpiredError",
+    "FIFOClosedError",
+    "IndexConflictError",
+    "IndexFunctionError",
+    "IndexerError",
+    "InformerStateError",
+    "InformersError",
+    "ObjectKeyError",
+    "ResourceVersionTooLargeError",
+    "SelectorParseError",
+    "TooManyRequestsError",
+    "UnknownIndexError",
+    "WatchDecodeError",
+}
+
+TRACKER_ALL: set[str] = set()
+
+
+def test_informers_all_is_pinned() -> None:
+    assert set(informers.__all__) == INFORMERS_ALL
+    assert len(informers.__all__) == len(set(informers.__all__)), "duplicate names in __all__"
+
+
+def test_tracker_all_is_pinned() -> None:
+    assert set(tracker.__all__) == TRACKER_ALL
+    assert len(tracker.__all__) == len(set(tracker.__all__)), "duplicate names in __all__"
+
+
+@pytest.mark.parametrize("package", ["informers", "tracker", "informers.testing"])
+def test_every_exported_name_resolves(package: str) -> None:
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        assert getattr(module, name) is not None, name
