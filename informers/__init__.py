@@ -26,6 +26,9 @@ from informers.errors import (
     WatchDecodeError,
 )
 
+# --- resource descriptions (informers.resources) ---
+from informers.resources import Resource
+
 __version__ = "0.1.0.dev0"
 
 __all__ = [
@@ -45,4 +48,6 @@ __all__ = [
     "TooManyRequestsError",
     "UnknownIndexError",
     "WatchDecodeError",
+    # resources
+    "Resource",
 ]

@@ -27,6 +27,8 @@ INFORMERS_ALL = {
     "TooManyRequestsError",
     "UnknownIndexError",
     "WatchDecodeError",
+    # resources
+    "Resource",
 }
 
 TRACKER_ALL: set[str] = set()
