@@ -17,7 +17,8 @@ def test_core_namespaced_paths() -> None:
     assert PODS.collection_path() == "/api/v1/pods"
     assert PODS.collection_path("ns1") == "/api/v1/namespaces/ns1/pods"
     assert PODS.object_path("p", "ns1") == "/api/v1/namespaces/ns1/pods/p"
-    assert PODS.list_kind == "PodList" and PODS.api_version == "v1"
+    assert PODS.list_kind == "PodList"
+    assert PODS.api_version == "v1"
 
 
 def test_cluster_scoped_ignores_namespace() -> None:
