@@ -13,7 +13,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 import informers.testing
 from informers.errors import IndexConflictError, IndexFunctionError, UnknownIndexError
-from informers.objects import IndexFunc, Indexers, KeyFunc
+from informers.objects import Indexers, IndexFunc, KeyFunc
 from informers.store import Indexer
 from informers.testing.stateful import IndexedStoreStateMachine, indexed_store_machine
 
