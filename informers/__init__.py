@@ -26,8 +26,14 @@ from informers.errors import (
     WatchDecodeError,
 )
 
+# --- in-order delta queue (informers.fifo) ---
+from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO
+
 # --- resource descriptions (informers.resources) ---
 from informers.resources import Resource
+
+# --- label and field selectors (informers.selectors) ---
+from informers.selectors import FieldSelector, LabelSelector
 
 __version__ = "0.1.0.dev0"
 
@@ -50,4 +56,12 @@ __all__ = [
     "WatchDecodeError",
     # resources
     "Resource",
+    # fifo
+    "Delta",
+    "DeltaType",
+    "KeyListerGetter",
+    "RealFIFO",
+    # selectors
+    "FieldSelector",
+    "LabelSelector",
 ]
