@@ -173,6 +173,33 @@ def test_replace_counts_an_entry_being_processed_as_pending() -> None:
     assert cache.items == {}
 
 
+def test_replace_recomputes_when_a_producer_races_the_cache_read() -> None:
+    """An add queued while replace reads ``known_objects`` (lock released)
+    must not escape the relist's deletion detection."""
+    fifo: RealFIFO
+
+    class RacingCache(DictCache):
+        raced = False
+
+        def list_keys(self) -> list[str]:
+            if not self.raced:
+                self.raced = True
+                fifo.add(pod("late", 1))
+            return super().list_keys()
+
+    cache = RacingCache()
+    fifo = RealFIFO(known_objects=cache)
+    fifo.replace([pod("a")], "5")
+    assert cache.raced
+    assert types(pop_now(fifo, cache.apply)) == [DeltaType.ADDED]
+    assert pop_now(fifo, cache.apply) == [
+        Delta(DeltaType.REPLACED, pod("a")),
+        Delta(DeltaType.DELETED, DeletedFinalStateUnknown("ns/late", pod("late", 1))),
+        Delta(DeltaType.BOOKMARK, "5"),
+    ]
+    assert cache.items == {"ns/a": pod("a")}
+
+
 def test_replace_with_key_error_queues_nothing() -> None:
     fifo = RealFIFO()
     with pytest.raises(ObjectKeyError):
