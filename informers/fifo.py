@@ -411,7 +411,7 @@ class RealFIFO:
         return last
 
     def _known_items(
-        self, skip: Iterable[str] | set[str], *, missing_ok: bool = False
+        self, skip: Iterable[str], *, missing_ok: bool = False
     ) -> list[tuple[str, Any]]:
         """``(key, object)`` for every key of ``known_objects`` not in ``skip``;
         called without the lock. A key that vanished between listing and
