@@ -26,6 +26,9 @@ from informers.errors import (
     WatchDecodeError,
 )
 
+# --- in-order delta queue (informers.fifo) ---
+from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO
+
 # --- raw objects: keys, index functions, accessors (informers.objects) ---
 from informers.objects import (
     NAMESPACE_INDEX,
@@ -47,6 +50,9 @@ from informers.objects import (
 
 # --- resource descriptions (informers.resources) ---
 from informers.resources import Resource
+
+# --- label and field selectors (informers.selectors) ---
+from informers.selectors import FieldSelector, LabelSelector
 
 # --- the indexed store (informers.store) ---
 from informers.store import IndexedStore, Indexer, Store
@@ -72,6 +78,14 @@ __all__ = [
     "WatchDecodeError",
     # resources
     "Resource",
+    # fifo
+    "Delta",
+    "DeltaType",
+    "KeyListerGetter",
+    "RealFIFO",
+    # selectors
+    "FieldSelector",
+    "LabelSelector",
     # objects and the indexed store
     "DeletedFinalStateUnknown",
     "IndexFunc",

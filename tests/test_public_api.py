@@ -29,6 +29,14 @@ INFORMERS_ALL = {
     "WatchDecodeError",
     # resources
     "Resource",
+    # fifo
+    "Delta",
+    "DeltaType",
+    "KeyListerGetter",
+    "RealFIFO",
+    # selectors
+    "FieldSelector",
+    "LabelSelector",
     # objects and the indexed store
     "DeletedFinalStateUnknown",
     "IndexFunc",

@@ -12,6 +12,9 @@ __all__: list[str] = [
     # hypothesis state machines (informers.testing.stateful; imported lazily)
     "IndexedStoreStateMachine",
     "indexed_store_machine",
+    # informers.testing.stateful_fifo (imported lazily)
+    "RealFIFOStateMachine",
+    "real_fifo_machine",
 ]
 
 # Names served from modules that need optional dependencies: importing
@@ -19,6 +22,8 @@ __all__: list[str] = [
 _LAZY = {
     "IndexedStoreStateMachine": "informers.testing.stateful",
     "indexed_store_machine": "informers.testing.stateful",
+    "RealFIFOStateMachine": "informers.testing.stateful_fifo",
+    "real_fifo_machine": "informers.testing.stateful_fifo",
 }
 
 
