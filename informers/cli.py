@@ -26,7 +26,34 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    print(f"kube-informers demo: {args.objects} objects, seed {args.seed}")
+    from rich.console import Console
+    from rich.table import Table
+
+    from informers._demo import run_store_demo
+
+    console = Console()
+    console.print(
+        f"[bold]kube-informers demo[/]: {args.objects} generated pods through the delta "
+        f"queue into an indexed store (seed {args.seed})"
+    )
+    report = run_store_demo(args.objects, args.seed)
+    deltas = Table(title="deltas by type")
+    deltas.add_column("type")
+    deltas.add_column("count", justify="right")
+    for kind, count in sorted(report.deltas.items()):
+        deltas.add_row(kind, str(count))
+    console.print(deltas)
+    nodes = Table(title="pods by node")
+    nodes.add_column("node")
+    nodes.add_column("pods", justify="right")
+    for node, count in report.by_node.items():
+        nodes.add_row(node, str(count))
+    console.print(nodes)
+    console.print(
+        f"synced after the first entry ({report.synced_after} popped); "
+        f"{report.tombstones} tombstones from the last relist; {report.cached} pods cached; "
+        f"namespaces: {report.by_namespace}"
+    )
     return 0
 
 
