@@ -307,6 +307,11 @@ class Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------ plumbing
 
+    def setup(self) -> None:
+        super().setup()
+        # Small writes (watch events, headers) must not wait for delayed ACKs.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.address_string(), *args)
 
@@ -338,9 +343,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
-        self.end_headers()
+        # Headers and body leave in one write.
+        pending: list[bytes] = self._headers_buffer  # type: ignore[attr-defined]
+        pending.append(b"\r\n")
         if self.command != "HEAD":
-            self.wfile.write(body)
+            pending.append(body)
+        self.flush_headers()
 
     def _send_json(self, code: int, obj: Any) -> None:
         self._send(code, json.dumps(obj, separators=(",", ":")).encode())
@@ -761,6 +769,7 @@ class Handler(BaseHTTPRequestHandler):
         rv = _parse_rv(raw_rv)
         match = request.param("resourceVersionMatch") or ""
         limit = max(request.integer("limit") or 0, 0)
+        request.integer("timeoutSeconds")  # validated; lists are never slow enough to need it
         token = request.param("continue") or ""
         predicate = build_predicate(
             resource, request.param("labelSelector"), request.param("fieldSelector")
