@@ -34,6 +34,7 @@ from informers.testing.apiserver._storage import (
     Stored,
     Watcher,
     decode_continue,
+    join_items,
 )
 
 __all__ = ["FaultState", "HTTPServer", "Handler"]
@@ -330,12 +331,16 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
-        # Headers and body leave in one write.
-        pending: list[bytes] = self._headers_buffer  # type: ignore[attr-defined]
-        pending.append(b"\r\n")
-        if self.command != "HEAD":
+        if self.command == "HEAD":
+            self.end_headers()
+        elif len(body) <= 65536:  # headers and a small body leave in one write
+            pending: list[bytes] = self._headers_buffer  # type: ignore[attr-defined]
+            pending.append(b"\r\n")
             pending.append(body)
-        self.flush_headers()
+            self.flush_headers()
+        else:  # no copy of a large body
+            self.end_headers()
+            self.wfile.write(body)
 
     def _send_json(self, code: int, obj: Any) -> None:
         self._send(code, json.dumps(obj, separators=(",", ":")).encode())
@@ -700,8 +705,7 @@ class Handler(BaseHTTPRequestHandler):
             },
             separators=(",", ":"),
         ).encode()
-        items = b",".join(s.list_json for s in deleted)
-        self._send(200, head[:-1] + b',"items":[' + items + b"]}")
+        self._send(200, head[:-1] + b',"items":' + join_items(deleted) + b"}")
 
     # ----------------------------------------------------------------- list
 
@@ -806,9 +810,7 @@ class Handler(BaseHTTPRequestHandler):
             {"kind": resource.list_kind, "apiVersion": resource.api_version, "metadata": metadata},
             separators=(",", ":"),
         ).encode()
-        body = b"".join(
-            (head[:-1], b',"items":[', b",".join([s.list_json for s in result.items]), b"]}")
-        )
+        body = b"".join((head[:-1], b',"items":', join_items(result.items), b"}"))
         self._send(200, body)
 
     # ---------------------------------------------------------------- watch
@@ -929,8 +931,9 @@ class Handler(BaseHTTPRequestHandler):
         storage, settings = self.server.storage, self.server.settings
         resource = watcher.resource
         write = self.wfile.write
-        for event_type, stored in first:
-            write(_chunk(_event_line(event_type, stored)))
+        for start in range(0, len(first), 500):
+            batch = first[start : start + 500]
+            write(b"".join([_chunk(_event_line(t, stored)) for t, stored in batch]))
         if end_bookmark:
             write(_chunk(_bookmark_line(resource, start_rv, initial_end=True)))
         next_bookmark = time.monotonic() + settings.bookmark_interval
@@ -949,8 +952,8 @@ class Handler(BaseHTTPRequestHandler):
             if end is not None and not events:
                 self._end_stream(end, watcher)
                 return
-            for event_type, stored in events:
-                write(_chunk(_event_line(event_type, stored)))
+            if events:  # one chunk per event, a batch per write
+                write(b"".join([_chunk(_event_line(t, stored)) for t, stored in events]))
             now = time.monotonic()
             if bookmarks and rv >= 0:
                 due = now >= next_bookmark
