@@ -291,6 +291,8 @@ class Handler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     server_version = "kube-informers-apiserver"
+    #: Seconds a connection may sit idle (or a write may block) before it is closed.
+    timeout = 900
     server: HTTPServer
 
     # ------------------------------------------------------------ plumbing
@@ -433,7 +435,7 @@ class Handler(BaseHTTPRequestHandler):
         parsed = urllib.parse.urlsplit(self.path)
         path = parsed.path.rstrip("/") or "/"
         query = urllib.parse.parse_qs(parsed.query, keep_blank_values=True)
-        body = self._read_body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
+        body = self._read_body()  # always: an unread body would be taken for the next request
         failure = self.server.faults.take_failure(path)
         if failure is not None:
             self._send_failure(*failure)
