@@ -549,7 +549,9 @@ class Handler(BaseHTTPRequestHandler):
             raise StatusError(404, "NotFound", "the server could not find the requested resource")
         name = tail[0] if tail else None
         subresource = tail[1] if len(tail) > 1 else ""
-        if subresource and subresource != "status":
+        if subresource and (
+            subresource != "status" or not storage.has_status_subresource(resource)
+        ):
             raise StatusError(404, "NotFound", "the server could not find the requested resource")
         method = request.method
         if name is None:
@@ -579,14 +581,18 @@ class Handler(BaseHTTPRequestHandler):
             raise StatusError(404, "NotFound", "the server could not find the requested resource")
         if method == "GET":
             stored = storage.get(resource, name, namespace)
-            self._send_object(200, stored, request)
+            table = self._wants_table()
+            if table is not None:
+                self._send_json(200, table.to_table(resource, [stored.obj], {}))
+            else:
+                self._send(200, stored.full_json)
         elif method == "PUT":
             obj = self._decode_body(body)
             keep = not subresource and storage.has_status_subresource(resource)
             stored = storage.update(
                 resource, obj, namespace, name, subresource=subresource, keep_status=keep
             )
-            self._send_object(200, stored, request)
+            self._send(200, stored.full_json)
         elif method == "PATCH":
             self._patch(resource, namespace, name, subresource, body)
         elif method == "DELETE":
@@ -600,18 +606,12 @@ class Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------- handlers
 
-    def _wants_table(self, request: _Request) -> ModuleType | None:
+    def _wants_table(self) -> ModuleType | None:
+        """The Table module when the client asked for Table output and it exists."""
         accept = self.headers.get("Accept") or ""
         if "as=Table" not in accept:
             return None
         return _optional("_table")
-
-    def _send_object(self, code: int, stored: Stored, request: _Request) -> None:
-        table = self._wants_table(request)
-        if table is not None:
-            self._send_json(code, table.to_table(stored_resource(self, stored), [stored.obj], {}))
-            return
-        self._send(code, stored.full_json)
 
     def _create(self, resource: Resource, namespace: str | None, body: bytes) -> None:
         obj = self._decode_body(body)
@@ -803,7 +803,7 @@ class Handler(BaseHTTPRequestHandler):
             metadata["continue"] = result.continue_token
             if result.remaining is not None:
                 metadata["remainingItemCount"] = result.remaining
-        table = self._wants_table(request)
+        table = self._wants_table()
         if table is not None:
             document = table.to_table(resource, [s.obj for s in result.items], metadata)
             self._send_json(200, document)
@@ -999,14 +999,3 @@ class Handler(BaseHTTPRequestHandler):
             return bool(self.connection.recv(1, socket.MSG_PEEK) == b"")
         except OSError:
             return True
-
-
-def stored_resource(handler: Handler, stored: Stored) -> Resource:
-    """The resource a stored object belongs to (for Table output)."""
-    obj = stored.obj
-    api_version = str(obj.get("apiVersion", "v1"))
-    group, _, version = api_version.rpartition("/")
-    for res in handler.server.storage.resources():
-        if res.group == group and res.version == version and res.kind == obj.get("kind"):
-            return res
-    raise _status.internal_error("unknown kind")

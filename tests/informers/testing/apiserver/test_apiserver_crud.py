@@ -401,3 +401,20 @@ def test_table_accept_header_gets_a_plain_or_table_answer(
         http.clear()
     assert response.status == 200
     assert json.loads(response.data)["kind"] in ("Table", "ConfigMapList")
+
+
+def test_status_subresource_of_kind_without_one_is_404(server: ApiServer, ns: str) -> None:
+    import urllib3
+
+    server.create("configmaps", configmap("a"), ns)
+    http = urllib3.PoolManager()
+    try:
+        response = http.request(
+            "PUT",
+            f"{server.url}/api/v1/namespaces/{ns}/configmaps/a/status",
+            body=json.dumps(configmap("a")).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+    finally:
+        http.clear()
+    assert response.status == 404
