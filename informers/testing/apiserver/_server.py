@@ -213,6 +213,17 @@ class _Request:
             ) from None
 
 
+def _dry_run(request: _Request) -> bool:
+    """``dryRun=All``: validate and answer, store nothing (400 for other values)."""
+    values = request.query.get("dryRun")
+    if not values:
+        return False
+    for value in values:
+        if value != "All":
+            raise _status.bad_request(f'unsupported dryRun value "{value}": only "All"')
+    return True
+
+
 def _parse_rv(value: str | None) -> int | None:
     """None for unset/empty; 500 for non-numeric (as the real server)."""
     if value is None or value == "":
@@ -567,7 +578,7 @@ class Handler(BaseHTTPRequestHandler):
                         "MethodNotAllowed",
                         "the server does not allow this method on the requested resource",
                     )
-                self._create(resource, namespace, body)
+                self._create(resource, namespace, body, dry_run=_dry_run(request))
             elif method == "DELETE":
                 self._delete_collection(request, resource, namespace)
             else:
@@ -590,11 +601,17 @@ class Handler(BaseHTTPRequestHandler):
             obj = self._decode_body(body)
             keep = not subresource and storage.has_status_subresource(resource)
             stored = storage.update(
-                resource, obj, namespace, name, subresource=subresource, keep_status=keep
+                resource,
+                obj,
+                namespace,
+                name,
+                subresource=subresource,
+                keep_status=keep,
+                dry_run=_dry_run(request),
             )
             self._send(200, stored.full_json)
         elif method == "PATCH":
-            self._patch(resource, namespace, name, subresource, body)
+            self._patch(resource, namespace, name, subresource, body, dry_run=_dry_run(request))
         elif method == "DELETE":
             self._delete(resource, namespace, name, body, request)
         else:
@@ -613,9 +630,11 @@ class Handler(BaseHTTPRequestHandler):
             return None
         return _optional("_table")
 
-    def _create(self, resource: Resource, namespace: str | None, body: bytes) -> None:
+    def _create(
+        self, resource: Resource, namespace: str | None, body: bytes, *, dry_run: bool
+    ) -> None:
         obj = self._decode_body(body)
-        stored = self.server.storage.create(resource, obj, namespace)
+        stored = self.server.storage.create(resource, obj, namespace, dry_run=dry_run)
         log.debug("created %s %s rv=%s", resource, stored.key, stored.rv)
         self._send(201, stored.full_json)
 
@@ -626,6 +645,8 @@ class Handler(BaseHTTPRequestHandler):
         name: str,
         subresource: str,
         body: bytes,
+        *,
+        dry_run: bool,
     ) -> None:
         storage = self.server.storage
         content_type = self.headers.get("Content-Type") or ""
@@ -659,7 +680,13 @@ class Handler(BaseHTTPRequestHandler):
         patched["metadata"] = meta
         keep = not subresource and storage.has_status_subresource(resource)
         stored = storage.update(
-            resource, patched, namespace, name, subresource=subresource, keep_status=keep
+            resource,
+            patched,
+            namespace,
+            name,
+            subresource=subresource,
+            keep_status=keep,
+            dry_run=dry_run,
         )
         self._send(200, stored.full_json)
 
@@ -683,6 +710,7 @@ class Handler(BaseHTTPRequestHandler):
             namespace,
             precondition_uid=str(preconditions.get("uid") or ""),
             precondition_rv=str(preconditions.get("resourceVersion") or ""),
+            dry_run=_dry_run(request) or bool(options.get("dryRun")),
         )
         log.debug("deleted %s %s rv=%s (final=%s)", resource, stored.key, stored.rv, deleted)
         if not deleted or resource in _RETURNS_OBJECT_ON_DELETE:
