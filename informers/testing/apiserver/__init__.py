@@ -55,6 +55,11 @@ class ApiServer:
     """The emulated API server. Use as a context manager or call
     :meth:`start` / :meth:`stop` (which joins every thread it started).
 
+    Every method is thread-safe. Only :meth:`stop` blocks (until the
+    connection threads are joined); the Python-side object API and the fault
+    switches return at once. Each connection is served by its own thread,
+    named ``apiserver-conn-N``; the accept loop runs in ``apiserver-<port>``.
+
     Parameters:
         host, port: where to listen (port 0 picks a free port).
         bookmark_interval: seconds between periodic BOOKMARK events.

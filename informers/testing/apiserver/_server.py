@@ -434,7 +434,7 @@ class Handler(BaseHTTPRequestHandler):
             self._route(method)
         except StatusError as error:
             self._send_error(error)
-        except (BrokenPipeError, ConnectionResetError):
+        except OSError:  # the connection broke (client gone, drop_watches, stop)
             self.close_connection = True
         except Exception as exc:
             log.exception("request %s %s failed", method, self.path.split("?")[0])
