@@ -8,7 +8,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+# --- API server emulator (informers.testing.apiserver) ---
+from informers.testing.apiserver import ApiServer, ApiServerError
+
 __all__: list[str] = [
+    # API server emulator
+    "ApiServer",
+    "ApiServerError",
     # hypothesis state machines (informers.testing.stateful; imported lazily)
     "IndexedStoreStateMachine",
     "indexed_store_machine",
