@@ -5,4 +5,11 @@ machines (which need the ``testing`` extra, i.e. hypothesis).
 
 from __future__ import annotations
 
-__all__: list[str] = []
+# --- API server emulator (informers.testing.apiserver) ---
+from informers.testing.apiserver import ApiServer, ApiServerError
+
+__all__: list[str] = [
+    # API server emulator
+    "ApiServer",
+    "ApiServerError",
+]
