@@ -245,6 +245,31 @@ def test_kubectl_imperative_create_sends_protobuf(kubectl: Kubectl, server: ApiS
     assert base64.b64decode(secret["data"]["pw"]) == b"hunter2"
 
 
+def test_kubectl_imperative_create_of_workloads(kubectl: Kubectl, server: ApiServer) -> None:
+    kubectl.run("create", "deployment", "web", "--image=nginx", "--port=80", "--replicas=2")
+    kubectl.run("create", "service", "clusterip", "web", "--tcp=80:8080")
+    kubectl.run("create", "serviceaccount", "robot")
+    kubectl.run("create", "job", "once", "--image=busybox", "--", "echo", "hi")
+    kubectl.run("create", "cronjob", "tick", "--image=busybox", "--schedule=*/5 * * * *")
+    kubectl.run("create", "ingress", "web", "--rule=example.com/*=web:80")
+    deployment = server.get(DEPLOYMENTS, "web", "default")
+    assert deployment["spec"]["replicas"] == 2
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert (container["image"], container["ports"]) == ("nginx", [{"containerPort": 80}])
+    service = server.get(Resource("", "v1", "services", "Service"), "web", "default")
+    assert service["spec"]["ports"][0]["targetPort"] == 8080
+    job = server.get(Resource("batch", "v1", "jobs", "Job"), "once", "default")
+    assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
+    cronjob = server.get(Resource("batch", "v1", "cronjobs", "CronJob"), "tick", "default")
+    assert cronjob["spec"]["schedule"] == "*/5 * * * *"
+    ingress = server.get(
+        Resource("networking.k8s.io", "v1", "ingresses", "Ingress"), "web", "default"
+    )
+    assert ingress["spec"]["rules"][0]["host"] == "example.com"
+    names = kubectl.run("get", "deployments,services,serviceaccounts", "-o", "name").split()
+    assert {"deployment.apps/web", "service/web", "serviceaccount/robot"} <= set(names)
+
+
 def test_kubectl_apply_twice_sends_a_strategic_merge_patch(
     kubectl: Kubectl, server: ApiServer, tmp_path: Path
 ) -> None:

@@ -1,6 +1,7 @@
 """Decoding of ``application/vnd.kubernetes.protobuf`` bodies: fixed bodies
-captured from kubectl 1.32, and a small wire-format encoder here that
-round-trips random objects through the decoder."""
+captured from kubectl 1.32's imperative ``create`` commands, and a small
+wire-format encoder here that round-trips random objects through the
+decoder."""
 
 from __future__ import annotations
 
@@ -30,6 +31,52 @@ KUBECTL_SECRET = bytes.fromhex(
 )
 
 
+# `kubectl create deployment d1 --image=nginx --port=80 --replicas=2 -n default`
+KUBECTL_DEPLOYMENT = bytes.fromhex(
+    "6b3873000a150a07617070732f7631120a4465706c6f796d656e7412bb010a240a02643112001a0764656661"
+    "756c7422002a003200380042005a090a03617070120264311284010802120b0a090a03617070120264311a6b"
+    "0a1b0a0012001a0022002a003200380042005a090a0361707012026431124c122e0a056e67696e7812056e67"
+    "696e782a00320a0a001000185022002a0042006a007200800100880100900100a201001a00320042004a0052"
+    "005800600068008201008a01009a0100c2010022020a00280038001a0c0800100018002000280038001a0022"
+    "00"
+)
+# `kubectl create service clusterip svc1 --tcp=80:8080 -n default`
+KUBECTL_SERVICE = bytes.fromhex(
+    "6b3873000a0d0a02763112075365727669636512730a280a047376633112001a0764656661756c7422002a00"
+    "3200380042005a0b0a0361707012047376633112430a1b0a0738302d38303830120354435018502207080010"
+    "903f1a002800120b0a036170701204737663311a002209436c757374657249503a00420052005a0060006800"
+    "1a020a001a002200"
+)
+# `kubectl create job j1 --image=busybox -n default -- echo hi`
+KUBECTL_JOB = bytes.fromhex(
+    "6b3873000a0f0a0862617463682f763112034a6f62128b010a190a026a3112001a0764656661756c7422002a"
+    "00320038004200126432620a100a0012001a0022002a00320038004200124e122b0a026a3112076275737962"
+    "6f781a046563686f1a0268692a0042006a007200800100880100900100a201001a054e65766572320042004a"
+    "0052005800600068008201008a01009a0100c201001a082000280030003a001a002200"
+)
+# `kubectl create cronjob cj1 --image=busybox --schedule="* * * * *" -n default`
+KUBECTL_CRONJOB = bytes.fromhex(
+    "6b3873000a130a0862617463682f7631120743726f6e4a6f6212a6010a1a0a03636a3112001a076465666175"
+    "6c7422002a003200380042001285010a092a202a202a202a202a1a002a760a130a03636a3112001a0022002a"
+    "00320038004200125f325d0a100a0012001a0022002a00320038004200124912220a03636a31120762757379"
+    "626f782a0042006a007200800100880100900100a201001a094f6e4661696c757265320042004a0052005800"
+    "600068008201008a01009a0100c201001a001a002200"
+)
+# `kubectl create ingress ing2 --class=nginx --default-backend=svc1:http
+#  --rule="a.com/*=svc1:80,tls=sec" --annotation=a=b -n default`
+KUBECTL_INGRESS = bytes.fromhex(
+    "6b3873000a1f0a146e6574776f726b696e672e6b38732e696f2f76311207496e6772657373127e0a230a0469"
+    "6e673212001a0764656661756c7422002a0032003800420062060a016112016212530a1222100a0473766331"
+    "12080a04687474701000120c0a05612e636f6d12037365631a280a05612e636f6d121f0a1d0a1b0a012f120e"
+    "220c0a047376633112040a0010501a0650726566697822056e67696e781a020a001a002200"
+)
+# `kubectl create serviceaccount sa1 -n default`
+KUBECTL_SERVICEACCOUNT = bytes.fromhex(
+    "6b3873000a140a027631120e536572766963654163636f756e74121c0a1a0a0373613112001a076465666175"
+    "6c7422002a003200380042001a002200"
+)
+
+
 def test_kubectl_namespace_body() -> None:
     assert decode_object(KUBECTL_NAMESPACE) == {
         "apiVersion": "v1",
@@ -56,6 +103,84 @@ def test_kubectl_secret_body_base64_encodes_data() -> None:
         "metadata": {"name": "s2", "namespace": "n2"},
         "data": {"k": base64.b64encode(b"v").decode()},
         "type": "Opaque",
+    }
+
+
+def test_kubectl_deployment_body() -> None:
+    assert decode_object(KUBECTL_DEPLOYMENT) == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d1", "namespace": "default", "labels": {"app": "d1"}},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "d1"}},
+            "template": {
+                "metadata": {"labels": {"app": "d1"}},
+                "spec": {
+                    "containers": [
+                        {"name": "nginx", "image": "nginx", "ports": [{"containerPort": 80}]}
+                    ]
+                },
+            },
+        },
+    }
+
+
+def test_kubectl_service_body_int_or_string_target_port() -> None:
+    assert decode_object(KUBECTL_SERVICE)["spec"] == {
+        "ports": [{"name": "80-8080", "protocol": "TCP", "port": 80, "targetPort": 8080}],
+        "selector": {"app": "svc1"},
+        "type": "ClusterIP",
+    }
+
+
+def test_kubectl_job_and_cronjob_bodies() -> None:
+    job = decode_object(KUBECTL_JOB)
+    assert job["kind"] == "Job"
+    assert job["spec"] == {
+        "template": {
+            "spec": {
+                "containers": [{"name": "j1", "image": "busybox", "command": ["echo", "hi"]}],
+                "restartPolicy": "Never",
+            }
+        }
+    }
+    cronjob = decode_object(KUBECTL_CRONJOB)
+    assert cronjob["spec"]["schedule"] == "* * * * *"
+    template = cronjob["spec"]["jobTemplate"]
+    assert template["metadata"] == {"name": "cj1"}
+    assert template["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
+
+
+def test_kubectl_ingress_body_inlines_the_rule_value() -> None:
+    ingress = decode_object(KUBECTL_INGRESS)
+    assert ingress["metadata"]["annotations"] == {"a": "b"}
+    assert ingress["spec"] == {
+        "defaultBackend": {"service": {"name": "svc1", "port": {"name": "http"}}},
+        "tls": [{"hosts": ["a.com"], "secretName": "sec"}],
+        "rules": [
+            {
+                "host": "a.com",
+                "http": {
+                    "paths": [
+                        {
+                            "path": "/",
+                            "backend": {"service": {"name": "svc1", "port": {"number": 80}}},
+                            "pathType": "Prefix",
+                        }
+                    ]
+                },
+            }
+        ],
+        "ingressClassName": "nginx",
+    }
+
+
+def test_kubectl_serviceaccount_body() -> None:
+    assert decode_object(KUBECTL_SERVICEACCOUNT) == {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "sa1", "namespace": "default"},
     }
 
 
@@ -195,7 +320,7 @@ def test_encoder_reproduces_kubectl_configmap_fields() -> None:
 
 
 def test_other_kinds_are_unsupported() -> None:
-    body = _unknown("v1", "Pod", _field_bytes(1, _meta({"name": "p"})))
+    body = _unknown("v1", "Pod", _field_bytes(1, _meta({"name": "p"})))  # kubectl run sends JSON
     with pytest.raises(UnsupportedMediaError, match="v1/Pod"):
         decode_object(body)
 
@@ -221,17 +346,59 @@ def test_malformed_bodies_are_unsupported(body: bytes) -> None:
         decode_object(body)
 
 
-def test_unknown_fields_are_skipped() -> None:
+def test_unknown_fields_holding_zero_values_are_skipped() -> None:
     raw = (
-        _field_bytes(1, _meta({"name": "c"}) + _field_str(4, "/selflink"))
+        _field_bytes(1, _meta({"name": "c"}) + _field_str(15, ""))
         + _varint(99 << 3 | 1)
         + b"\x00" * 8
         + _varint(98 << 3 | 5)
         + b"\x00" * 4
-        + _field_varint(97, 5)
+        + _field_varint(97, 0)
+        + _field_bytes(96, _field_varint(1, 0) + _field_str(2, ""))
     )
     obj = decode_object(_unknown("v1", "ConfigMap", raw))
     assert obj == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        _field_varint(97, 5),
+        _field_str(96, "data"),
+        _field_bytes(95, _field_varint(1, 1)),
+        _varint(94 << 3 | 5) + b"\x01\x00\x00\x00",
+    ],
+)
+def test_unknown_fields_carrying_data_are_refused_not_dropped(extra: bytes) -> None:
+    raw = _field_bytes(1, _meta({"name": "c"})) + extra
+    with pytest.raises(UnsupportedMediaError, match="not understood"):
+        decode_object(_unknown("v1", "ConfigMap", raw))
+
+
+def test_unknown_nested_field_with_data_names_its_message() -> None:
+    container = _field_str(1, "c") + _field_str(2, "img") + _field_str(9, "unsupported")
+    pod_spec = _field_bytes(2, container)
+    template = _field_bytes(2, pod_spec)
+    spec = _field_bytes(3, template)
+    body = _unknown(
+        "apps/v1", "Deployment", _field_bytes(1, _meta({"name": "d"})) + _field_bytes(2, spec)
+    )
+    with pytest.raises(UnsupportedMediaError, match="field 9 of Container"):
+        decode_object(body)
+
+
+@given(st.binary(max_size=64))
+def test_arbitrary_bytes_decode_or_raise_unsupported(data: bytes) -> None:
+    for body in (
+        MAGIC + data,
+        _unknown("v1", "ConfigMap", data),
+        _unknown("apps/v1", "Deployment", data),
+    ):
+        try:
+            obj = decode_object(body)
+        except UnsupportedMediaError:
+            continue
+        assert isinstance(obj, dict)
 
 
 def test_timestamps_and_owner_references_decode() -> None:
