@@ -26,8 +26,36 @@ from informers.errors import (
     WatchDecodeError,
 )
 
+# --- in-order delta queue (informers.fifo) ---
+from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO
+
+# --- raw objects: keys, index functions, accessors (informers.objects) ---
+from informers.objects import (
+    NAMESPACE_INDEX,
+    DeletedFinalStateUnknown,
+    Indexers,
+    IndexFunc,
+    KeyFunc,
+    KubeObject,
+    deletion_handling_meta_namespace_key,
+    get_labels,
+    get_name,
+    get_namespace,
+    get_resource_version,
+    get_uid,
+    meta_namespace_key,
+    namespace_index,
+    split_meta_namespace_key,
+)
+
 # --- resource descriptions (informers.resources) ---
 from informers.resources import Resource
+
+# --- label and field selectors (informers.selectors) ---
+from informers.selectors import FieldSelector, LabelSelector
+
+# --- the indexed store (informers.store) ---
+from informers.store import IndexedStore, Indexer, Store
 
 __version__ = "0.1.0.dev0"
 
@@ -50,4 +78,31 @@ __all__ = [
     "WatchDecodeError",
     # resources
     "Resource",
+    # fifo
+    "Delta",
+    "DeltaType",
+    "KeyListerGetter",
+    "RealFIFO",
+    # selectors
+    "FieldSelector",
+    "LabelSelector",
+    # objects and the indexed store
+    "DeletedFinalStateUnknown",
+    "IndexFunc",
+    "IndexedStore",
+    "Indexer",
+    "Indexers",
+    "KeyFunc",
+    "KubeObject",
+    "NAMESPACE_INDEX",
+    "Store",
+    "deletion_handling_meta_namespace_key",
+    "get_labels",
+    "get_name",
+    "get_namespace",
+    "get_resource_version",
+    "get_uid",
+    "meta_namespace_key",
+    "namespace_index",
+    "split_meta_namespace_key",
 ]

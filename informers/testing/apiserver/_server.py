@@ -23,7 +23,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 from typing import Any
 
-from informers.resources import NAMESPACES, PODS, SERVICEACCOUNTS, Resource
+from informers.errors import SelectorParseError
+from informers.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
+from informers.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
 from informers.testing.apiserver import _discovery, _patch, _status
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import (
@@ -41,7 +43,6 @@ log = logging.getLogger("informers.testing.apiserver")
 _JSON = "application/json"
 _PROTOBUF = "application/vnd.kubernetes.protobuf"
 _RETURNS_OBJECT_ON_DELETE = frozenset({PODS, NAMESPACES, SERVICEACCOUNTS})
-_POD_FIELDS = ("spec.nodeName", "status.phase")
 
 
 def _optional(name: str) -> ModuleType | None:
@@ -227,22 +228,10 @@ def _parse_rv(value: str | None) -> int | None:
     return rv
 
 
-def _field_values(resource: Resource, obj: dict[str, Any]) -> dict[str, str]:
-    meta = obj.get("metadata") or {}
-    fields = {
-        "metadata.name": str(meta.get("name", "")),
-        "metadata.namespace": str(meta.get("namespace", "")),
-    }
-    if resource == PODS:
-        fields["spec.nodeName"] = str((obj.get("spec") or {}).get("nodeName", "") or "")
-        fields["status.phase"] = str((obj.get("status") or {}).get("phase", "") or "")
-    return fields
-
-
-def _requirement_field(requirement: Any) -> str:
-    if isinstance(requirement, tuple):
-        return str(requirement[0])
-    return str(requirement.field)
+def _selector_plural(resource: Resource) -> str:
+    """The plural naming the kind's selectable fields (custom resources: none
+    beyond metadata)."""
+    return resource.plural if resource in BUILTIN_RESOURCES else ""
 
 
 def build_predicate(
@@ -252,21 +241,19 @@ def build_predicate(
     unknown fields); None when neither selects anything."""
     if not label_text and not field_text:
         return None
-    selectors = importlib.import_module("informers.selectors")
-    errors = importlib.import_module("informers.errors")
     try:
-        labels = selectors.LabelSelector.parse(label_text) if label_text else None
-        fields = selectors.FieldSelector.parse(field_text) if field_text else None
-    except errors.SelectorParseError as exc:
-        raise _status.bad_request(f"unable to parse requirement: {exc}") from None
+        labels = LabelSelector.parse(label_text) if label_text else None
+        fields = FieldSelector.parse(field_text) if field_text else None
+    except SelectorParseError as exc:
+        raise _status.bad_request(str(exc)) from None
+    plural = _selector_plural(resource)
     if fields is not None:
-        allowed = {"metadata.name", "metadata.namespace"}
-        if resource == PODS:
-            allowed.update(_POD_FIELDS)
+        allowed = supported_fields(plural)
         for requirement in fields.requirements:
-            name = _requirement_field(requirement)
-            if name not in allowed:
-                raise _status.bad_request(f"field label not supported: {name}")
+            if requirement.field not in allowed:
+                raise _status.bad_request(f"field label not supported: {requirement.field}")
+        if fields.empty:
+            fields = None
     if labels is not None and labels.empty:
         labels = None
     if labels is None and fields is None:
@@ -277,7 +264,7 @@ def build_predicate(
             obj_labels = (obj.get("metadata") or {}).get("labels") or {}
             if not labels.matches(obj_labels):
                 return False
-        return fields is None or bool(fields.matches(_field_values(resource, obj)))
+        return fields is None or fields.matches(object_fields(obj, plural))
 
     return predicate
 
@@ -306,6 +293,11 @@ class Handler(BaseHTTPRequestHandler):
     server: HTTPServer
 
     # ------------------------------------------------------------ plumbing
+
+    def setup(self) -> None:
+        super().setup()
+        # Small writes (watch events, headers) must not wait for delayed ACKs.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.address_string(), *args)
@@ -338,9 +330,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
-        self.end_headers()
+        # Headers and body leave in one write.
+        pending: list[bytes] = self._headers_buffer  # type: ignore[attr-defined]
+        pending.append(b"\r\n")
         if self.command != "HEAD":
-            self.wfile.write(body)
+            pending.append(body)
+        self.flush_headers()
 
     def _send_json(self, code: int, obj: Any) -> None:
         self._send(code, json.dumps(obj, separators=(",", ":")).encode())
@@ -761,6 +756,7 @@ class Handler(BaseHTTPRequestHandler):
         rv = _parse_rv(raw_rv)
         match = request.param("resourceVersionMatch") or ""
         limit = max(request.integer("limit") or 0, 0)
+        request.integer("timeoutSeconds")  # validated; lists are never slow enough to need it
         token = request.param("continue") or ""
         predicate = build_predicate(
             resource, request.param("labelSelector"), request.param("fieldSelector")

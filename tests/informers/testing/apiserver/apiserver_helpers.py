@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from urllib3.exceptions import ProtocolError
+
 
 def pod(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
     return {
@@ -28,6 +30,7 @@ class RawWatch:
         self._chunks = response.read_chunked(decode_content=False)
         self._pending = b""
         self.ended = False
+        self.broken = False
 
     def __enter__(self) -> RawWatch:
         return self
@@ -43,10 +46,18 @@ class RawWatch:
             except StopIteration:
                 self.ended = True
                 return None
+            except (ProtocolError, OSError):
+                self.broken = True  # the server cut the connection
+                return None
             self._pending += chunk
         line, _, self._pending = self._pending.partition(b"\n")
         event: dict[str, Any] = json.loads(line)
         return event
+
+    @property
+    def partial(self) -> bytes:
+        """Bytes received after the last complete line."""
+        return self._pending
 
     def take(self, n: int) -> list[dict[str, Any]]:
         out = []

@@ -204,7 +204,6 @@ def test_delete_with_finalizers_sets_deletion_timestamp(core: client.CoreV1Api, 
 def test_delete_collection_with_label_selector_deletes_matching(
     core: client.CoreV1Api, ns: str
 ) -> None:
-    pytest.importorskip("informers.selectors")
     core.create_namespaced_config_map(ns, {"metadata": {"name": "a", "labels": {"x": "1"}}})
     core.create_namespaced_config_map(ns, {"metadata": {"name": "b", "labels": {"x": "2"}}})
     core.delete_collection_namespaced_config_map(ns, label_selector="x=1")

@@ -244,3 +244,89 @@ def test_list_latency_delays_lists(server: ApiServer, core: client.CoreV1Api, ns
     started = time.monotonic()
     core.list_namespaced_config_map(ns)
     assert time.monotonic() - started >= 0.2
+
+
+def _labelled(core: client.CoreV1Api, ns: str) -> None:
+    for name, labels in [
+        ("a", {"env": "prod", "tier": "web"}),
+        ("b", {"env": "dev"}),
+        ("c", {"tier": "db"}),
+        ("d", {"env": "prod"}),
+    ]:
+        core.create_namespaced_config_map(ns, {"metadata": {"name": name, "labels": labels}})
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        ("env=prod", ["a", "d"]),
+        ("env==prod", ["a", "d"]),
+        ("env!=prod", ["b", "c"]),
+        ("env in (dev,prod)", ["a", "b", "d"]),
+        ("env notin (prod)", ["b", "c"]),
+        ("tier", ["a", "c"]),
+        ("!tier", ["b", "d"]),
+        ("env=prod,tier", ["a"]),
+    ],
+)
+def test_list_label_selector_grammar(
+    core: client.CoreV1Api, ns: str, selector: str, expected: list[str]
+) -> None:
+    _labelled(core, ns)
+    listed = core.list_namespaced_config_map(ns, label_selector=selector)
+    assert [c.metadata.name for c in listed.items] == expected
+
+
+def test_list_label_selector_parse_error_is_400(core: client.CoreV1Api, ns: str) -> None:
+    with pytest.raises(client.ApiException) as err:
+        core.list_namespaced_config_map(ns, label_selector="env in (prod")
+    assert err.value.status == 400
+    assert _error(err.value)["reason"] == "BadRequest"
+
+
+def test_list_field_selector_metadata_fields(core: client.CoreV1Api, ns: str) -> None:
+    _labelled(core, ns)
+    listed = core.list_config_map_for_all_namespaces(
+        field_selector=f"metadata.namespace={ns},metadata.name!=a"
+    )
+    assert [c.metadata.name for c in listed.items] == ["b", "c", "d"]
+
+
+def test_list_field_selector_pod_node_name_and_phase(core: client.CoreV1Api, ns: str) -> None:
+    body = {"metadata": {"name": "p1"}, "spec": {"nodeName": "n1", "containers": []}}
+    core.create_namespaced_pod(ns, body)
+    core.create_namespaced_pod(ns, {"metadata": {"name": "p2"}, "spec": {"containers": []}})
+    core.patch_namespaced_pod_status("p2", ns, {"status": {"phase": "Running"}})
+    on_node = core.list_namespaced_pod(ns, field_selector="spec.nodeName=n1")
+    assert [p.metadata.name for p in on_node.items] == ["p1"]
+    unscheduled = core.list_namespaced_pod(ns, field_selector="spec.nodeName=")
+    assert [p.metadata.name for p in unscheduled.items] == ["p2"]
+    running = core.list_namespaced_pod(ns, field_selector="status.phase==Running")
+    assert [p.metadata.name for p in running.items] == ["p2"]
+
+
+def test_list_field_selector_unknown_field_is_400(core: client.CoreV1Api, ns: str) -> None:
+    with pytest.raises(client.ApiException) as err:
+        core.list_namespaced_config_map(ns, field_selector="spec.nodeName=n1")
+    assert err.value.status == 400
+    assert "field label not supported" in _error(err.value)["message"]
+
+
+def test_list_field_selector_parse_error_is_400(core: client.CoreV1Api, ns: str) -> None:
+    with pytest.raises(client.ApiException) as err:
+        core.list_namespaced_config_map(ns, field_selector="metadata.name")
+    assert err.value.status == 400
+
+
+def test_list_remaining_item_count_only_without_selectors(core: client.CoreV1Api, ns: str) -> None:
+    _labelled(core, ns)
+    page = _raw_list(core, ns, limit=1, label_selector="env")
+    assert "continue" in page["metadata"]
+    assert "remainingItemCount" not in page["metadata"]
+    seen = [i["metadata"]["name"] for i in page["items"]]
+    token = page["metadata"]["continue"]
+    while token:
+        page = _raw_list(core, ns, limit=1, label_selector="env", _continue=token)
+        seen += [i["metadata"]["name"] for i in page["items"]]
+        token = page["metadata"].get("continue")
+    assert seen == ["a", "b", "d"]

@@ -132,7 +132,6 @@ def test_watch_history_window_expires_old_rvs(
 def test_watch_selector_transitions_are_added_and_deleted(
     core: client.CoreV1Api, ns: str, raw_watch: Callable[..., RawWatch]
 ) -> None:
-    pytest.importorskip("informers.selectors")
     a = core.create_namespaced_config_map(ns, {"metadata": {"name": "a", "labels": {"x": "no"}}})
     stream = raw_watch(
         core.list_namespaced_config_map, ns, resource_version=str(_rv(a)), label_selector="x=yes"
