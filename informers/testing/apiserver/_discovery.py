@@ -21,7 +21,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from informers.resources import Resource
+from informers.resources import BUILTIN_RESOURCES, Resource
+from informers.testing.apiserver._storage import _NO_STATUS_SUBRESOURCE
 
 __all__ = [
     "SERVER_GIT_VERSION",
@@ -115,6 +116,16 @@ def group_list_document(resources: Iterable[Resource]) -> dict[str, Any]:
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
+_BUILTIN_KEYS = frozenset((r.group, r.version, r.plural) for r in BUILTIN_RESOURCES)
+
+
+def _has_status_subresource(res: Resource) -> bool:
+    """Built-in kinds with a spec/status split serve ``<plural>/status`` (the
+    same rule the storage applies); custom resources are listed without."""
+    builtin = (res.group, res.version, res.plural) in _BUILTIN_KEYS
+    return builtin and res.kind not in _NO_STATUS_SUBRESOURCE
+
+
 def _storage_version_hash(res: Resource) -> str:
     digest = hashlib.sha256(f"{res.group}/{res.version}/{res.kind}".encode()).digest()
     return base64.b64encode(digest[:8]).decode("ascii")
@@ -145,11 +156,19 @@ def resource_list_document(
     """The ``/api/v1`` or ``/apis/<group>/<version>`` answer
     (``APIResourceList``) for ``group_version`` (``"v1"``, ``"apps/v1"``), or
     ``None`` when none of ``resources`` is served there (the server answers
-    404)."""
+    404). Built-in kinds with a status subresource also list ``<plural>/status``."""
     entries: dict[str, dict[str, Any]] = {}
     for res in resources:
         if res.group_version == group_version and res.plural not in entries:
             entries[res.plural] = _resource_entry(res)
+            if _has_status_subresource(res):
+                entries[f"{res.plural}/status"] = {
+                    "name": f"{res.plural}/status",
+                    "singularName": "",
+                    "namespaced": res.namespaced,
+                    "kind": res.kind,
+                    "verbs": ["get", "patch", "update"],
+                }
     if not entries:
         return None
     return {

@@ -182,3 +182,18 @@ def test_kubeconfig_replaces_an_existing_file(tmp_path: Path) -> None:
     write_kubeconfig(path, "http://127.0.0.1:1")
     assert yaml.safe_load(path.read_text())["kind"] == "Config"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config"]
+
+
+def test_status_subresources_of_built_in_kinds() -> None:
+    core = resource_list_document("v1", SERVED)
+    assert core is not None
+    by_name = {r["name"]: r for r in core["resources"]}
+    assert by_name["pods/status"]["verbs"] == ["get", "patch", "update"]
+    assert by_name["pods/status"]["kind"] == "Pod"
+    assert "configmaps/status" not in by_name
+    apps = resource_list_document("apps/v1", SERVED)
+    assert apps is not None
+    assert "deployments/status" in {r["name"] for r in apps["resources"]}
+    custom = resource_list_document("example.com/v1", SERVED)
+    assert custom is not None
+    assert all("/" not in r["name"] for r in custom["resources"])

@@ -231,6 +231,8 @@ def test_kubectl_create_from_file(kubectl: Kubectl, server: ApiServer, tmp_path:
     deployment = server.get(DEPLOYMENTS, "web", "default")
     assert deployment["spec"]["replicas"] == 2
     assert deployment["metadata"]["uid"]
+    status = kubectl.run("get", "deployment", "web", "--subresource=status", "-o", "name")
+    assert status.split() == ["deployment.apps/web"]
     again = kubectl.run("create", "-f", str(manifest), ok=False)
     assert "AlreadyExists" in again or "already exists" in again
 
