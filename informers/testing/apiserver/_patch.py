@@ -517,10 +517,11 @@ def _apply_order(items: list[Any], order: list[Any], strategy: str | None) -> li
 
 
 def _strip_directives(value: Any) -> Any:
-    """Drop ``$``-directives from a value that is inserted whole."""
+    """Drop ``$``-directives and null-valued keys (deletions of nothing) from a
+    value that is inserted whole, as the server does."""
     strip: Callable[[Any], Any] = _strip_directives
     if isinstance(value, dict):
-        return {k: strip(v) for k, v in value.items() if not k.startswith("$")}
+        return {k: strip(v) for k, v in value.items() if not k.startswith("$") and v is not None}
     if isinstance(value, list):
         return [strip(v) for v in value]
     return value

@@ -298,6 +298,18 @@ def test_kubectl_apply_twice_sends_a_strategic_merge_patch(
         {"name": "LEVEL", "value": "1"},
     ]
     assert int(second["metadata"]["resourceVersion"]) > int(first["metadata"]["resourceVersion"])
+    manifest.write_text(
+        MANIFEST.replace("nginx:1.25", "nginx:1.26")
+        .replace("env: [{name: MODE, value: slow}, ", "env: [")
+        .replace("      - name: sidecar\n        image: busybox:1\n", "")
+    )
+    assert "deployment.apps/web configured" in kubectl.run(
+        "apply", "--server-side=false", "-f", str(manifest)
+    )
+    third = server.get(DEPLOYMENTS, "web", "default")["spec"]["template"]["spec"]["containers"]
+    assert [c["name"] for c in third] == ["web"]
+    assert third[0]["env"] == [{"name": "LEVEL", "value": "1"}]
+    assert third[0]["ports"] == [{"containerPort": 80}]
     applied = json.loads(
         second["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
     )

@@ -281,6 +281,16 @@ def test_smp_null_deletes_a_key() -> None:
     assert _apply(_pod(), patch, STRATEGIC_MERGE_PATCH)["metadata"]["labels"] == {"b": "2"}
 
 
+def test_smp_nulls_in_new_values_are_dropped() -> None:
+    patch = {
+        "metadata": {"annotations": {"x": "1", "y": None}},
+        "spec": {"containers": [{"name": "new", "image": "i", "command": None}]},
+    }
+    result = _apply(_pod(), patch, STRATEGIC_MERGE_PATCH)
+    assert result["metadata"]["annotations"] == {"x": "1"}
+    assert result["spec"]["containers"][-1] == {"name": "new", "image": "i"}
+
+
 def test_smp_finalizers_merge_as_a_set_and_delete_from_primitive_list() -> None:
     result = _apply(_pod(), {"metadata": {"finalizers": ["f2", "f1"]}}, STRATEGIC_MERGE_PATCH)
     assert result["metadata"]["finalizers"] == ["f1", "f2"]
