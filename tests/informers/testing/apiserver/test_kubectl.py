@@ -422,3 +422,30 @@ def test_kubectl_diff_and_server_dry_run_change_nothing(
     assert "+        image: nginx:diffed" in diff
     kubectl.run("set", "image", "deployment/web", "web=nginx:dry", "--dry-run=server")
     assert server.get(DEPLOYMENTS, "web", "default") == before
+
+
+def _versioned_kubectls() -> list[Path]:
+    """Other kubectl minor versions installed next to ``kubectl`` (``kubectl.1.NN``)."""
+    if KUBECTL is None:
+        return []
+    directory = Path(KUBECTL).resolve().parent
+    return sorted(directory.glob("kubectl.1.[0-9]*"), key=lambda p: int(p.name.split(".")[-1]))
+
+
+@pytest.mark.parametrize("binary", _versioned_kubectls(), ids=lambda p: p.name)
+def test_kubectl_versions_smoke(binary: Path, server: ApiServer, tmp_path: Path) -> None:
+    minor = int(binary.name.split(".")[-1])
+    kubectl = Kubectl(str(binary), write_kubeconfig(tmp_path / "kc", server.url), tmp_path / "c")
+    # 1.27 and 1.28 validate against OpenAPI v2, which the emulator does not serve.
+    validate = ["--validate=false"] if minor < 29 else []
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(MANIFEST)
+    kubectl.run("create", "namespace", "smoke")
+    kubectl.run("create", "configmap", "cfg", "-n", "smoke", "--from-literal=k=v")
+    kubectl.run("apply", *validate, "-f", str(manifest))
+    manifest.write_text(MANIFEST.replace("nginx:1.25", "nginx:1.26"))
+    assert "deployment.apps/web configured" in kubectl.run("apply", *validate, "-f", str(manifest))
+    containers = server.get(DEPLOYMENTS, "web", "default")["spec"]["template"]["spec"]["containers"]
+    assert [c["image"] for c in containers] == ["nginx:1.26", "busybox:1"]
+    assert server.get(CONFIGMAPS, "cfg", "smoke")["data"] == {"k": "v"}
+    assert "cfg" in kubectl.run("get", "configmaps", "-n", "smoke")
