@@ -42,6 +42,10 @@ class ApiServerError(Exception):
         self.reason = str(status.get("reason", ""))
 
 
+def _default_ns(resource: Resource, namespace: str | None) -> str | None:
+    return (namespace or "default") if resource.namespaced else None
+
+
 def _copy(obj: Any) -> Any:
     return json.loads(json.dumps(obj))
 
@@ -225,8 +229,10 @@ class ApiServer:
     def get(
         self, resource: Resource | str, name: str, namespace: str | None = None
     ) -> dict[str, Any]:
-        """The stored object; :class:`ApiServerError` (404) when missing."""
-        stored = self._call(self._storage.get, self._resource(resource), name, namespace)
+        """The stored object; :class:`ApiServerError` (404) when missing.
+        Namespaced kinds default to the ``default`` namespace."""
+        res = self._resource(resource)
+        stored = self._call(self._storage.get, res, name, _default_ns(res, namespace))
         return dict(json.loads(stored.full_json))
 
     def update(self, resource: Resource | str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -242,7 +248,7 @@ class ApiServer:
         """Delete an object; returns its final state (with finalizers: the
         object marked for deletion)."""
         res = self._resource(resource)
-        stored, _ = self._call(self._storage.delete, res, name, namespace)
+        stored, _ = self._call(self._storage.delete, res, name, _default_ns(res, namespace))
         return dict(json.loads(stored.full_json))
 
     def list_objects(

@@ -34,6 +34,7 @@ from informers.testing.apiserver._storage import (
     Stored,
     Watcher,
     decode_continue,
+    join_items,
 )
 
 __all__ = ["FaultState", "HTTPServer", "Handler"]
@@ -212,6 +213,17 @@ class _Request:
             ) from None
 
 
+def _dry_run(request: _Request) -> bool:
+    """``dryRun=All``: validate and answer, store nothing (400 for other values)."""
+    values = request.query.get("dryRun")
+    if not values:
+        return False
+    for value in values:
+        if value != "All":
+            raise _status.bad_request(f'unsupported dryRun value "{value}": only "All"')
+    return True
+
+
 def _parse_rv(value: str | None) -> int | None:
     """None for unset/empty; 500 for non-numeric (as the real server)."""
     if value is None or value == "":
@@ -290,6 +302,8 @@ class Handler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     server_version = "kube-informers-apiserver"
+    #: Seconds a connection may sit idle (or a write may block) before it is closed.
+    timeout = 900
     server: HTTPServer
 
     # ------------------------------------------------------------ plumbing
@@ -330,12 +344,16 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
-        # Headers and body leave in one write.
-        pending: list[bytes] = self._headers_buffer  # type: ignore[attr-defined]
-        pending.append(b"\r\n")
-        if self.command != "HEAD":
+        if self.command == "HEAD":
+            self.end_headers()
+        elif len(body) <= 65536:  # headers and a small body leave in one write
+            pending: list[bytes] = self._headers_buffer  # type: ignore[attr-defined]
+            pending.append(b"\r\n")
             pending.append(body)
-        self.flush_headers()
+            self.flush_headers()
+        else:  # no copy of a large body
+            self.end_headers()
+            self.wfile.write(body)
 
     def _send_json(self, code: int, obj: Any) -> None:
         self._send(code, json.dumps(obj, separators=(",", ":")).encode())
@@ -428,7 +446,7 @@ class Handler(BaseHTTPRequestHandler):
         parsed = urllib.parse.urlsplit(self.path)
         path = parsed.path.rstrip("/") or "/"
         query = urllib.parse.parse_qs(parsed.query, keep_blank_values=True)
-        body = self._read_body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
+        body = self._read_body()  # always: an unread body would be taken for the next request
         failure = self.server.faults.take_failure(path)
         if failure is not None:
             self._send_failure(*failure)
@@ -542,7 +560,9 @@ class Handler(BaseHTTPRequestHandler):
             raise StatusError(404, "NotFound", "the server could not find the requested resource")
         name = tail[0] if tail else None
         subresource = tail[1] if len(tail) > 1 else ""
-        if subresource and subresource != "status":
+        if subresource and (
+            subresource != "status" or not storage.has_status_subresource(resource)
+        ):
             raise StatusError(404, "NotFound", "the server could not find the requested resource")
         method = request.method
         if name is None:
@@ -558,7 +578,7 @@ class Handler(BaseHTTPRequestHandler):
                         "MethodNotAllowed",
                         "the server does not allow this method on the requested resource",
                     )
-                self._create(resource, namespace, body)
+                self._create(resource, namespace, body, dry_run=_dry_run(request))
             elif method == "DELETE":
                 self._delete_collection(request, resource, namespace)
             else:
@@ -572,16 +592,26 @@ class Handler(BaseHTTPRequestHandler):
             raise StatusError(404, "NotFound", "the server could not find the requested resource")
         if method == "GET":
             stored = storage.get(resource, name, namespace)
-            self._send_object(200, stored, request)
+            table = self._wants_table()
+            if table is not None:
+                self._send_json(200, table.to_table(resource, [stored.obj], {}))
+            else:
+                self._send(200, stored.full_json)
         elif method == "PUT":
             obj = self._decode_body(body)
             keep = not subresource and storage.has_status_subresource(resource)
             stored = storage.update(
-                resource, obj, namespace, name, subresource=subresource, keep_status=keep
+                resource,
+                obj,
+                namespace,
+                name,
+                subresource=subresource,
+                keep_status=keep,
+                dry_run=_dry_run(request),
             )
-            self._send_object(200, stored, request)
+            self._send(200, stored.full_json)
         elif method == "PATCH":
-            self._patch(resource, namespace, name, subresource, body)
+            self._patch(resource, namespace, name, subresource, body, dry_run=_dry_run(request))
         elif method == "DELETE":
             self._delete(resource, namespace, name, body, request)
         else:
@@ -593,22 +623,18 @@ class Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------- handlers
 
-    def _wants_table(self, request: _Request) -> ModuleType | None:
+    def _wants_table(self) -> ModuleType | None:
+        """The Table module when the client asked for Table output and it exists."""
         accept = self.headers.get("Accept") or ""
         if "as=Table" not in accept:
             return None
         return _optional("_table")
 
-    def _send_object(self, code: int, stored: Stored, request: _Request) -> None:
-        table = self._wants_table(request)
-        if table is not None:
-            self._send_json(code, table.to_table(stored_resource(self, stored), [stored.obj], {}))
-            return
-        self._send(code, stored.full_json)
-
-    def _create(self, resource: Resource, namespace: str | None, body: bytes) -> None:
+    def _create(
+        self, resource: Resource, namespace: str | None, body: bytes, *, dry_run: bool
+    ) -> None:
         obj = self._decode_body(body)
-        stored = self.server.storage.create(resource, obj, namespace)
+        stored = self.server.storage.create(resource, obj, namespace, dry_run=dry_run)
         log.debug("created %s %s rv=%s", resource, stored.key, stored.rv)
         self._send(201, stored.full_json)
 
@@ -619,6 +645,8 @@ class Handler(BaseHTTPRequestHandler):
         name: str,
         subresource: str,
         body: bytes,
+        *,
+        dry_run: bool,
     ) -> None:
         storage = self.server.storage
         content_type = self.headers.get("Content-Type") or ""
@@ -652,7 +680,13 @@ class Handler(BaseHTTPRequestHandler):
         patched["metadata"] = meta
         keep = not subresource and storage.has_status_subresource(resource)
         stored = storage.update(
-            resource, patched, namespace, name, subresource=subresource, keep_status=keep
+            resource,
+            patched,
+            namespace,
+            name,
+            subresource=subresource,
+            keep_status=keep,
+            dry_run=dry_run,
         )
         self._send(200, stored.full_json)
 
@@ -676,6 +710,7 @@ class Handler(BaseHTTPRequestHandler):
             namespace,
             precondition_uid=str(preconditions.get("uid") or ""),
             precondition_rv=str(preconditions.get("resourceVersion") or ""),
+            dry_run=_dry_run(request) or bool(options.get("dryRun")),
         )
         log.debug("deleted %s %s rv=%s (final=%s)", resource, stored.key, stored.rv, deleted)
         if not deleted or resource in _RETURNS_OBJECT_ON_DELETE:
@@ -700,8 +735,7 @@ class Handler(BaseHTTPRequestHandler):
             },
             separators=(",", ":"),
         ).encode()
-        items = b",".join(s.list_json for s in deleted)
-        self._send(200, head[:-1] + b',"items":[' + items + b"]}")
+        self._send(200, head[:-1] + b',"items":' + join_items(deleted) + b"}")
 
     # ----------------------------------------------------------------- list
 
@@ -797,7 +831,7 @@ class Handler(BaseHTTPRequestHandler):
             metadata["continue"] = result.continue_token
             if result.remaining is not None:
                 metadata["remainingItemCount"] = result.remaining
-        table = self._wants_table(request)
+        table = self._wants_table()
         if table is not None:
             document = table.to_table(resource, [s.obj for s in result.items], metadata)
             self._send_json(200, document)
@@ -806,9 +840,7 @@ class Handler(BaseHTTPRequestHandler):
             {"kind": resource.list_kind, "apiVersion": resource.api_version, "metadata": metadata},
             separators=(",", ":"),
         ).encode()
-        body = b"".join(
-            (head[:-1], b',"items":[', b",".join([s.list_json for s in result.items]), b"]}")
-        )
+        body = b"".join((head[:-1], b',"items":', join_items(result.items), b"}"))
         self._send(200, body)
 
     # ---------------------------------------------------------------- watch
@@ -929,8 +961,9 @@ class Handler(BaseHTTPRequestHandler):
         storage, settings = self.server.storage, self.server.settings
         resource = watcher.resource
         write = self.wfile.write
-        for event_type, stored in first:
-            write(_chunk(_event_line(event_type, stored)))
+        for start in range(0, len(first), 500):
+            batch = first[start : start + 500]
+            write(b"".join([_chunk(_event_line(t, stored)) for t, stored in batch]))
         if end_bookmark:
             write(_chunk(_bookmark_line(resource, start_rv, initial_end=True)))
         next_bookmark = time.monotonic() + settings.bookmark_interval
@@ -949,8 +982,8 @@ class Handler(BaseHTTPRequestHandler):
             if end is not None and not events:
                 self._end_stream(end, watcher)
                 return
-            for event_type, stored in events:
-                write(_chunk(_event_line(event_type, stored)))
+            if events:  # one chunk per event, a batch per write
+                write(b"".join([_chunk(_event_line(t, stored)) for t, stored in events]))
             now = time.monotonic()
             if bookmarks and rv >= 0:
                 due = now >= next_bookmark
@@ -994,14 +1027,3 @@ class Handler(BaseHTTPRequestHandler):
             return bool(self.connection.recv(1, socket.MSG_PEEK) == b"")
         except OSError:
             return True
-
-
-def stored_resource(handler: Handler, stored: Stored) -> Resource:
-    """The resource a stored object belongs to (for Table output)."""
-    obj = stored.obj
-    api_version = str(obj.get("apiVersion", "v1"))
-    group, _, version = api_version.rpartition("/")
-    for res in handler.server.storage.resources():
-        if res.group == group and res.version == version and res.kind == obj.get("kind"):
-            return res
-    raise _status.internal_error("unknown kind")

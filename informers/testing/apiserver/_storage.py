@@ -37,7 +37,7 @@ from informers.resources import (
 )
 from informers.testing.apiserver import _status
 
-__all__ = ["Event", "Predicate", "Storage", "Stored", "Watcher"]
+__all__ = ["Event", "Predicate", "Storage", "Stored", "Watcher", "join_items"]
 
 Predicate = Callable[[dict[str, Any]], bool]
 
@@ -99,12 +99,15 @@ def _now() -> str:
 class Stored:
     """One version of an object, with its JSON bytes cached.
 
-    ``obj`` is never mutated. ``item_json`` is the form used in lists of
-    built-in kinds (no ``kind``/``apiVersion``); ``full_json`` carries them.
-    Computing the caches twice from two threads is harmless (same bytes).
+    ``obj`` is never mutated; its first keys are ``kind`` and ``apiVersion``.
+    ``full_json`` is its serialisation; :attr:`list_rest` is the part of it an
+    item of a list response needs after the opening brace (built-in kinds drop
+    ``kind``/``apiVersion`` from list items), as a view of ``full_json``, so a
+    list is one join of cached bytes. Computing the cache twice from two
+    threads is harmless (same bytes).
     """
 
-    __slots__ = ("_full", "_item", "builtin", "key", "obj", "rv")
+    __slots__ = ("_full", "builtin", "key", "obj", "rv")
 
     def __init__(self, obj: dict[str, Any], key: str, rv: int, builtin: bool) -> None:
         self.obj = obj
@@ -112,7 +115,6 @@ class Stored:
         self.rv = rv
         self.builtin = builtin
         self._full: bytes | None = None
-        self._item: bytes | None = None
 
     @property
     def full_json(self) -> bytes:
@@ -121,14 +123,16 @@ class Stored:
         return self._full
 
     @property
-    def list_json(self) -> bytes:
-        """The bytes of this object as an item of a list response."""
-        if not self.builtin:
-            return self.full_json
-        if self._item is None:
+    def list_rest(self) -> bytes | memoryview:
+        """This object as a list item, without its opening ``{``."""
+        full = self.full_json
+        if self.builtin:
+            prefix = _type_prefix(self.obj.get("kind"), self.obj.get("apiVersion"))
+            if full.startswith(prefix):
+                return memoryview(full)[len(prefix) :]
             trimmed = {k: v for k, v in self.obj.items() if k not in ("kind", "apiVersion")}
-            self._item = json.dumps(trimmed, separators=(",", ":")).encode()
-        return self._item
+            return json.dumps(trimmed, separators=(",", ":")).encode()[1:]
+        return memoryview(full)[1:]
 
     def with_rv(self, rv: int) -> Stored:
         """A copy whose ``metadata.resourceVersion`` is ``rv``."""
@@ -137,6 +141,26 @@ class Stored:
         meta["resourceVersion"] = str(rv)
         obj["metadata"] = meta
         return Stored(obj, self.key, rv, self.builtin)
+
+
+_PREFIXES: dict[tuple[Any, Any], bytes] = {}
+
+
+def _type_prefix(kind: Any, api_version: Any) -> bytes:
+    """``{"kind":"Pod","apiVersion":"v1",`` as ``json.dumps`` writes it."""
+    prefix = _PREFIXES.get((kind, api_version))
+    if prefix is None:
+        text = json.dumps({"kind": kind, "apiVersion": api_version, "x": 0}, separators=(",", ":"))
+        prefix = text[: -len('"x":0}')].encode()
+        _PREFIXES[(kind, api_version)] = prefix
+    return prefix
+
+
+def join_items(items: list[Stored]) -> bytes:
+    """The JSON array of ``items`` as list items."""
+    if not items:
+        return b"[]"
+    return b"".join((b"[{", b",{".join([s.list_rest for s in items]), b"]"))
 
 
 @dataclasses.dataclass(slots=True)
@@ -421,8 +445,11 @@ class Storage:
                 [("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {msg}')],
             )
 
-    def create(self, resource: Resource, obj: Any, namespace: str | None = None) -> Stored:
+    def create(
+        self, resource: Resource, obj: Any, namespace: str | None = None, *, dry_run: bool = False
+    ) -> Stored:
         """Store a new object. ``obj`` is owned by the storage afterwards.
+        ``dry_run`` validates and answers without storing.
 
         ``namespace`` (from the request path) must agree with
         ``metadata.namespace`` when both are given.
@@ -488,6 +515,10 @@ class Storage:
             new.update((k, v) for k, v in obj.items() if k not in new)
             if resource == NAMESPACES:
                 self._fill_namespace(new)
+            if dry_run:  # validated and built, not stored
+                self._rv -= 1
+                del meta["resourceVersion"]
+                return Stored(new, key, self._rv, kind.builtin)
             if resource == CUSTOMRESOURCEDEFINITIONS:
                 self._register_crd_locked(new)
             stored = Stored(new, key, self._rv, kind.builtin)
@@ -563,6 +594,7 @@ class Storage:
         *,
         subresource: str = "",
         keep_status: bool = False,
+        dry_run: bool = False,
     ) -> Stored:
         """Replace an object (PUT). An empty ``metadata.resourceVersion`` makes it
         unconditional; a stale one is a 409 Conflict. ``subresource="status"``
@@ -616,6 +648,8 @@ class Storage:
             )
             if _same_content(new, old.obj):
                 return old
+            if dry_run:
+                return Stored(new, key, old.rv, kind.builtin)
             self._rv += 1
             new["metadata"]["resourceVersion"] = str(self._rv)
             if resource == CUSTOMRESOURCEDEFINITIONS:
@@ -682,9 +716,11 @@ class Storage:
         *,
         precondition_uid: str = "",
         precondition_rv: str = "",
+        dry_run: bool = False,
     ) -> tuple[Stored, bool]:
         """Delete an object: ``(final state, deleted)``. With finalizers it only
-        sets ``deletionTimestamp`` (``deleted`` is False)."""
+        sets ``deletionTimestamp`` (``deleted`` is False). ``dry_run`` checks
+        and answers without deleting."""
         with self._cond:
             kind = self._kind_locked(resource)
             key = object_key(namespace or "" if resource.namespaced else "", name)
@@ -706,6 +742,8 @@ class Storage:
                     f"Precondition failed: ResourceVersion in precondition: {precondition_rv}, "
                     f"ResourceVersion in object meta: {old_meta['resourceVersion']}",
                 )
+            if dry_run:
+                return old, not old_meta.get("finalizers")
             if resource == NAMESPACES:
                 self._delete_namespace_contents_locked(name)
             return self._delete_locked(kind, old)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from apiserver_helpers import configmap, pod
-from kubernetes import client
+from kubernetes import client, watch
 
 from informers.resources import Resource
 from informers.testing import ApiServer, ApiServerError
@@ -318,3 +318,122 @@ def test_python_object_api_round_trips(server: ApiServer, ns: str) -> None:
     with pytest.raises(ApiServerError) as err:
         server.get("configmaps", "a", ns)
     assert err.value.code == 404
+
+
+def _widget_crd(scope: str = "Namespaced") -> dict:
+    return {
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "scope": scope,
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "subresources": {"status": {}}}
+            ],
+        },
+    }
+
+
+def test_crd_deletion_unregisters_its_resource(
+    api: client.ApiClient, custom: client.CustomObjectsApi, ns: str
+) -> None:
+    ext = client.ApiextensionsV1Api(api)
+    created = ext.create_custom_resource_definition(_widget_crd())
+    conditions = {c.type: c.status for c in created.status.conditions}
+    assert conditions["Established"] == "True"
+    custom.list_namespaced_custom_object("example.com", "v1", ns, "widgets")
+    ext.delete_custom_resource_definition("widgets.example.com")
+    with pytest.raises(client.ApiException) as err:
+        custom.list_namespaced_custom_object("example.com", "v1", ns, "widgets")
+    assert err.value.status == 404
+
+
+def test_custom_resource_status_subresource(
+    api: client.ApiClient, custom: client.CustomObjectsApi, ns: str
+) -> None:
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(_widget_crd())
+    body = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    custom.create_namespaced_custom_object("example.com", "v1", ns, "widgets", body)
+    custom.patch_namespaced_custom_object_status(
+        "example.com", "v1", ns, "widgets", "w", {"status": {"ready": True}}
+    )
+    got = custom.get_namespaced_custom_object("example.com", "v1", ns, "widgets", "w")
+    assert got["status"] == {"ready": True}
+    assert got["metadata"]["generation"] == 1  # status writes do not bump it
+
+
+def test_custom_resource_watch(
+    api: client.ApiClient, custom: client.CustomObjectsApi, ns: str
+) -> None:
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(_widget_crd())
+    body = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    custom.create_namespaced_custom_object("example.com", "v1", ns, "widgets", body)
+    w = watch.Watch()
+    seen = []
+    for event in w.stream(
+        custom.list_namespaced_custom_object, "example.com", "v1", ns, "widgets", timeout_seconds=5
+    ):
+        seen.append((event["type"], event["object"]["kind"], event["object"]["metadata"]["name"]))
+        w.stop()
+    assert seen == [("ADDED", "Widget", "w")]
+
+
+def test_api_server_fixture_serves(api_server: ApiServer) -> None:
+    with api_server.api_client() as api:
+        names = [n.metadata.name for n in client.CoreV1Api(api).list_namespace().items]
+    assert "default" in names
+
+
+def test_table_accept_header_gets_a_plain_or_table_answer(
+    server: ApiServer, core: client.CoreV1Api, ns: str
+) -> None:
+    import urllib3
+
+    core.create_namespaced_config_map(ns, configmap("a"))
+    http = urllib3.PoolManager()
+    try:
+        response = http.request(
+            "GET",
+            f"{server.url}/api/v1/namespaces/{ns}/configmaps",
+            headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"},
+        )
+    finally:
+        http.clear()
+    assert response.status == 200
+    assert json.loads(response.data)["kind"] in ("Table", "ConfigMapList")
+
+
+def test_status_subresource_of_kind_without_one_is_404(server: ApiServer, ns: str) -> None:
+    import urllib3
+
+    server.create("configmaps", configmap("a"), ns)
+    http = urllib3.PoolManager()
+    try:
+        response = http.request(
+            "PUT",
+            f"{server.url}/api/v1/namespaces/{ns}/configmaps/a/status",
+            body=json.dumps(configmap("a")).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+    finally:
+        http.clear()
+    assert response.status == 404
+
+
+def test_dry_run_validates_and_stores_nothing(
+    server: ApiServer, core: client.CoreV1Api, ns: str
+) -> None:
+    core.create_namespaced_config_map(ns, configmap("a", k="1"))
+    before = server.resource_version
+    made = core.create_namespaced_config_map(ns, configmap("b"), dry_run="All")
+    assert made.metadata.name == "b"
+    assert made.metadata.uid
+    changed = core.patch_namespaced_config_map("a", ns, {"data": {"k": "2"}}, dry_run="All")
+    assert changed.data == {"k": "2"}
+    core.delete_namespaced_config_map("a", ns, dry_run="All")
+    with pytest.raises(client.ApiException) as err:
+        core.create_namespaced_config_map(ns, configmap("a"), dry_run="All")
+    assert err.value.status == 409
+    assert server.resource_version == before
+    assert [c.metadata.name for c in core.list_namespaced_config_map(ns).items] == ["a"]
+    assert core.read_namespaced_config_map("a", ns).data == {"k": "1"}

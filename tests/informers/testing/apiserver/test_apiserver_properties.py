@@ -22,6 +22,7 @@ from kubernetes import client
 
 from informers.resources import CONFIGMAPS
 from informers.testing import ApiServer
+from informers.testing.apiserver._server import build_predicate
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import Storage
 
@@ -215,3 +216,80 @@ def test_http_list_exact_and_watch_at_random_rvs_match_the_model(
                     )
                 )
         assert got == [e for e in model.events if e[0] > rv]
+
+
+label_ops = st.lists(
+    st.tuples(
+        st.sampled_from(["create", "update", "delete"]),
+        st.sampled_from(NAMES),
+        st.sampled_from(["on", "off"]),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+def _watch_expectation(
+    events: list[tuple[int, str, str, str | None, str | None]], after: int
+) -> list[tuple[int, str, str]]:
+    """What a watch with ``x=on`` from ``after`` must send: selector
+    transitions become ADDED/DELETED."""
+    out = []
+    for rv, kind, name, old, new in events:
+        if rv <= after:
+            continue
+        was, now = old == "on", new == "on"
+        if kind == "ADDED" and now:
+            out.append((rv, "ADDED", name))
+        elif kind == "DELETED" and was:
+            out.append((rv, "DELETED", name))
+        elif kind == "MODIFIED":
+            if was and now:
+                out.append((rv, "MODIFIED", name))
+            elif now:
+                out.append((rv, "ADDED", name))
+            elif was:
+                out.append((rv, "DELETED", name))
+    return out
+
+
+@given(ops=label_ops, data=st.data())
+def test_storage_selector_watch_sends_transitions(
+    ops: list[tuple[str, str, str]], data: st.DataObject
+) -> None:
+    storage = Storage()
+    predicate = build_predicate(CONFIGMAPS, "x=on", None)
+    first = storage.resource_version
+    labels: dict[str, str] = {}
+    events: list[tuple[int, str, str, str | None, str | None]] = []
+    for op, name, value in ops:
+        body = {"metadata": {"name": name, "labels": {"x": value}}}
+        if op == "create" and name not in labels:
+            stored = storage.create(CONFIGMAPS, body, "default")
+            events.append((stored.rv, "ADDED", name, None, value))
+            labels[name] = value
+        elif op == "update" and name in labels and labels[name] != value:
+            stored = storage.update(CONFIGMAPS, body, "default")
+            events.append((stored.rv, "MODIFIED", name, labels[name], value))
+            labels[name] = value
+        elif op == "delete" and name in labels:
+            stored, _ = storage.delete(CONFIGMAPS, name, "default")
+            events.append((stored.rv, "DELETED", name, labels.pop(name), None))
+    after = data.draw(st.integers(first, storage.resource_version), label="rv")
+    watcher, replayed, _ = storage.open_watch(
+        CONFIGMAPS, "default", predicate, from_rv=after, initial=False, capacity=100
+    )
+    storage.close_watch(watcher)
+    got = [(s.rv, t, s.obj["metadata"]["name"]) for t, s in replayed]
+    assert got == _watch_expectation(events, after)
+    # A DELETED for an object leaving the selection carries the change's RV.
+    for _, stored in replayed:
+        assert stored.obj["metadata"]["resourceVersion"] == str(stored.rv)
+    # The initial events of a new watch are exactly the matching objects, in order.
+    watcher, initial, _ = storage.open_watch(
+        CONFIGMAPS, "default", predicate, from_rv=None, initial=True, capacity=100
+    )
+    storage.close_watch(watcher)
+    assert [s.obj["metadata"]["name"] for _, s in initial] == sorted(
+        n for n, v in labels.items() if v == "on"
+    )
