@@ -405,11 +405,6 @@ def test_serve_subcommand_with_kubectl(kubectl_path: str, tmp_path: Path) -> Non
         _stop(process, out, err)
 
 
-@pytest.mark.xfail(
-    reason="the emulator's server ignores dryRun=All, so server-side dry runs and "
-    "kubectl diff change the stored object (reported to emulator-core)",
-    strict=False,
-)
 def test_kubectl_diff_and_server_dry_run_change_nothing(
     kubectl: Kubectl, server: ApiServer, tmp_path: Path
 ) -> None:
