@@ -13,8 +13,8 @@ So the documents here describe paths and operations only, with no schemas:
 :func:`openapi_v3_document`. The patch operations deliberately do not list
 ``application/strategic-merge-patch+json`` as a request body: kubectl would
 then try to compute the patch from (absent) schemas and print a warning;
-without it kubectl computes strategic merge patches from its compiled-in
-types, as it does for any server.
+without it kubectl asks for OpenAPI v2 (which the emulator answers 404) and
+then computes strategic merge patches from its compiled-in types.
 
 Pure functions of the served resources; thread-safe.
 """

@@ -41,12 +41,17 @@ from informers.errors import InformersError
 from informers.resources import BUILTIN_RESOURCES, Resource
 
 __all__ = [
+    "APPLY_PATCH",
     "JSON_PATCH",
     "MAX_JSON_PATCH_OPERATIONS",
     "MERGE_PATCH",
     "STRATEGIC_MERGE_PATCH",
     "PatchError",
+    "apply_json_patch",
     "apply_patch",
+    "json_equal",
+    "merge_patch",
+    "strategic_merge_patch",
 ]
 
 JSON_PATCH = "application/json-patch+json"

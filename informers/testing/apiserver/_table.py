@@ -21,12 +21,9 @@ from typing import Any
 
 from informers.resources import Resource
 
-__all__ = ["TABLE_MEDIA_PARAMETERS", "human_duration", "to_table"]
+__all__ = ["human_duration", "to_table"]
 
-#: The ``Accept`` parameters that ask for a Table.
-TABLE_MEDIA_PARAMETERS = {"as": "Table", "g": "meta.k8s.io", "v": "v1"}
-
-Cell = Callable[[dict[str, Any]], Any]
+_Cell = Callable[[dict[str, Any]], Any]
 
 
 def human_duration(seconds: float) -> str:
@@ -158,7 +155,7 @@ def _job_completions(job: dict[str, Any]) -> str:
 _STRING, _INTEGER = "string", "integer"
 
 #: kind -> [(column name, type, cell function, priority)]; NAME and AGE are added.
-_COLUMNS: dict[str, list[tuple[str, str, Cell, int]]] = {
+_COLUMNS: dict[str, list[tuple[str, str, _Cell, int]]] = {
     "Pod": [
         ("Ready", _STRING, _pod_ready, 0),
         ("Status", _STRING, _pod_status, 0),
