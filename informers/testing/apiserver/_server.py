@@ -434,7 +434,7 @@ class Handler(BaseHTTPRequestHandler):
             self._route(method)
         except StatusError as error:
             self._send_error(error)
-        except (BrokenPipeError, ConnectionResetError):
+        except OSError:  # the connection broke (client gone, drop_watches, stop)
             self.close_connection = True
         except Exception as exc:
             log.exception("request %s %s failed", method, self.path.split("?")[0])
@@ -460,7 +460,7 @@ class Handler(BaseHTTPRequestHandler):
         elif segments[0] == "apis" and len(segments) >= 3:
             group, version, rest = segments[1], segments[2], segments[3:]
         else:
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise _status.no_such_route()
         if rest and rest[0] == "watch":
             rest = rest[1:]
             request.query["watch"] = ["true"]
@@ -491,15 +491,13 @@ class Handler(BaseHTTPRequestHandler):
                 return False
             document = _discovery.resource_list_document(group_version, storage.resources())
             if document is None:
-                raise StatusError(
-                    404, "NotFound", "the server could not find the requested resource"
-                )
+                raise _status.no_such_route()
             self._send_json(200, document)
         return True
 
     def _serve_openapi(self, path: str) -> None:
         module = _optional("_openapi")
-        not_found = StatusError(404, "NotFound", "the server could not find the requested resource")
+        not_found = _status.no_such_route()
         if module is None or not path.startswith("/openapi/v3"):
             raise not_found
         resources = self.server.storage.resources()
@@ -555,15 +553,15 @@ class Handler(BaseHTTPRequestHandler):
                 namespace, plural, tail = rest[1], rest[2], rest[3:]
         resource = storage.lookup(group, version, plural)
         if resource is None or len(tail) > 2:
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise _status.no_such_route()
         if not resource.namespaced and namespace is not None:
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise _status.no_such_route()
         name = tail[0] if tail else None
         subresource = tail[1] if len(tail) > 1 else ""
         if subresource and (
             subresource != "status" or not storage.has_status_subresource(resource)
         ):
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise _status.no_such_route()
         method = request.method
         if name is None:
             if method == "GET":
@@ -573,23 +571,15 @@ class Handler(BaseHTTPRequestHandler):
                     self._list(request, resource, namespace)
             elif method == "POST":
                 if resource.namespaced and namespace is None:
-                    raise StatusError(
-                        405,
-                        "MethodNotAllowed",
-                        "the server does not allow this method on the requested resource",
-                    )
+                    raise _status.method_not_allowed()
                 self._create(resource, namespace, body, dry_run=_dry_run(request))
             elif method == "DELETE":
                 self._delete_collection(request, resource, namespace)
             else:
-                raise StatusError(
-                    405,
-                    "MethodNotAllowed",
-                    "the server does not allow this method on the requested resource",
-                )
+                raise _status.method_not_allowed()
             return
         if resource.namespaced and namespace is None:
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise _status.no_such_route()
         if method == "GET":
             stored = storage.get(resource, name, namespace)
             table = self._wants_table()
@@ -615,11 +605,7 @@ class Handler(BaseHTTPRequestHandler):
         elif method == "DELETE":
             self._delete(resource, namespace, name, body, request)
         else:
-            raise StatusError(
-                405,
-                "MethodNotAllowed",
-                "the server does not allow this method on the requested resource",
-            )
+            raise _status.method_not_allowed()
 
     # ------------------------------------------------------------- handlers
 

@@ -364,9 +364,7 @@ class Storage:
     def _kind_locked(self, resource: Resource) -> _Kind:
         kind = self._kinds.get(_resource_key(resource))
         if kind is None:
-            raise _status.StatusError(
-                404, "NotFound", "the server could not find the requested resource"
-            )
+            raise _status.no_such_route()
         return kind
 
     # ------------------------------------------------------------------ RVs

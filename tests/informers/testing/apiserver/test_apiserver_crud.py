@@ -437,3 +437,15 @@ def test_dry_run_validates_and_stores_nothing(
     assert server.resource_version == before
     assert [c.metadata.name for c in core.list_namespaced_config_map(ns).items] == ["a"]
     assert core.read_namespaced_config_map("a", ns).data == {"k": "1"}
+
+
+def test_create_many_loads_objects_in_bulk(
+    server: ApiServer, core: client.CoreV1Api, ns: str
+) -> None:
+    rv = server.create_many("configmaps", (configmap(f"cm-{i}") for i in range(5)), ns)
+    listed = core.list_namespaced_config_map(ns)
+    assert [c.metadata.name for c in listed.items] == [f"cm-{i}" for i in range(5)]
+    assert listed.metadata.resource_version == str(rv)
+    with pytest.raises(ApiServerError) as err:
+        server.create_many("configmaps", [configmap("Bad_Name")], ns)
+    assert err.value.code == 422
