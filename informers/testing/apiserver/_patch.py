@@ -342,7 +342,6 @@ _CONTAINER_FIELDS = {
     "env": "name",
     "volumeMounts": "mountPath",
     "volumeDevices": "devicePath",
-    "resizePolicy": "resourceName",
 }
 #: list field of a pod spec (parent key "spec") -> merge key
 _POD_SPEC_FIELDS = {
