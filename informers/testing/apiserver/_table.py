@@ -67,6 +67,11 @@ def _get(obj: Mapping[str, Any], *path: str) -> Any:
     return node
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` if it is a list, else an empty one (objects are not validated)."""
+    return value if isinstance(value, list) else []
+
+
 def _count(value: Any) -> int:
     return len(value) if isinstance(value, Mapping | list) else 0
 
@@ -76,10 +81,10 @@ def _int(value: Any) -> int:
 
 
 def _pod_ready(pod: dict[str, Any]) -> str:
-    containers = _get(pod, "spec", "containers") or []
-    statuses = _get(pod, "status", "containerStatuses") or []
+    containers = _list(_get(pod, "spec", "containers"))
+    statuses = _list(_get(pod, "status", "containerStatuses"))
     ready = sum(1 for s in statuses if isinstance(s, Mapping) and s.get("ready") is True)
-    return f"{ready}/{len(containers) if isinstance(containers, list) else 0}"
+    return f"{ready}/{len(containers)}"
 
 
 def _pod_status(pod: dict[str, Any]) -> str:
@@ -90,13 +95,13 @@ def _pod_status(pod: dict[str, Any]) -> str:
 
 
 def _pod_restarts(pod: dict[str, Any]) -> int:
-    statuses = _get(pod, "status", "containerStatuses") or []
+    statuses = _list(_get(pod, "status", "containerStatuses"))
     return sum(_int(s.get("restartCount")) for s in statuses if isinstance(s, Mapping))
 
 
 def _service_ports(service: dict[str, Any]) -> str:
     parts = []
-    for port in _get(service, "spec", "ports") or []:
+    for port in _list(_get(service, "spec", "ports")):
         if not isinstance(port, Mapping):
             continue
         text = str(port.get("port", ""))
@@ -107,23 +112,25 @@ def _service_ports(service: dict[str, Any]) -> str:
 
 
 def _external_ips(service: dict[str, Any]) -> str:
-    ingress = _get(service, "status", "loadBalancer", "ingress") or []
+    ingress = _list(_get(service, "status", "loadBalancer", "ingress"))
     ips = [i.get("ip") or i.get("hostname") for i in ingress if isinstance(i, Mapping)]
-    ips += _get(service, "spec", "externalIPs") or []
+    ips += _list(_get(service, "spec", "externalIPs"))
     if ips:
         return ",".join(str(ip) for ip in ips if ip)
     return "<pending>" if _get(service, "spec", "type") == "LoadBalancer" else "<none>"
 
 
 def _node_status(node: dict[str, Any]) -> str:
-    for condition in _get(node, "status", "conditions") or []:
+    for condition in _list(_get(node, "status", "conditions")):
         if isinstance(condition, Mapping) and condition.get("type") == "Ready":
             return "Ready" if condition.get("status") == "True" else "NotReady"
     return "Unknown"
 
 
 def _node_roles(node: dict[str, Any]) -> str:
-    labels = _get(node, "metadata", "labels") or {}
+    labels = _get(node, "metadata", "labels")
+    if not isinstance(labels, Mapping):
+        return "<none>"
     prefix = "node-role.kubernetes.io/"
     roles = sorted(k[len(prefix) :] for k in labels if k.startswith(prefix) and k != prefix)
     return ",".join(roles) or "<none>"
@@ -131,9 +138,11 @@ def _node_roles(node: dict[str, Any]) -> str:
 
 def _endpoints(endpoints: dict[str, Any]) -> str:
     found = []
-    for subset in _get(endpoints, "subsets") or []:
-        ports = [p.get("port") for p in subset.get("ports") or [] if isinstance(p, Mapping)]
-        for address in subset.get("addresses") or []:
+    for subset in _list(_get(endpoints, "subsets")):
+        if not isinstance(subset, Mapping):
+            continue
+        ports = [p.get("port") for p in _list(subset.get("ports")) if isinstance(p, Mapping)]
+        for address in _list(subset.get("addresses")):
             ip = address.get("ip") if isinstance(address, Mapping) else None
             found += [f"{ip}:{p}" for p in ports] if ports else [str(ip)]
     if not found:
@@ -148,7 +157,7 @@ def _replicas(obj: dict[str, Any], field: str) -> int:
 
 def _job_completions(job: dict[str, Any]) -> str:
     completions = _get(job, "spec", "completions")
-    total = completions if isinstance(completions, int) else 1
+    total = completions if type(completions) is int else 1
     return f"{_replicas(job, 'succeeded')}/{total}"
 
 

@@ -8,7 +8,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from informers.resources import CONFIGMAPS, DEPLOYMENTS, PODS, SECRETS, SERVICES, Resource
+from informers.resources import (
+    BUILTIN_RESOURCES,
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    ENDPOINTS,
+    JOBS,
+    NODES,
+    PODS,
+    SECRETS,
+    SERVICES,
+    Resource,
+)
 from informers.testing.apiserver._table import human_duration, to_table
 
 NOW = datetime.datetime(2026, 1, 2, 12, 0, 0, tzinfo=datetime.UTC)
@@ -119,9 +130,48 @@ def test_custom_resources_get_name_and_age_and_include_object() -> None:
     assert "object" not in to_table(widgets, [obj], {}, include_object="None")["rows"][0]
 
 
+@pytest.mark.parametrize(
+    ("resource", "obj"),
+    [
+        (SERVICES, {"spec": {"ports": 5, "externalIPs": 3}, "status": {"loadBalancer": 7}}),
+        (PODS, {"spec": {"containers": "x"}, "status": {"containerStatuses": 3}}),
+        (NODES, {"status": {"conditions": 1}, "metadata": {"labels": 3}}),
+        (ENDPOINTS, {"subsets": [{"ports": 3, "addresses": "x"}, 5]}),
+        (DEPLOYMENTS, {"spec": "x", "status": {"readyReplicas": "y"}}),
+        (JOBS, {"spec": {"completions": True}}),
+    ],
+)
+def test_wrongly_typed_fields_do_not_break_the_table(resource: Resource, obj: dict) -> None:
+    (row,) = to_table(resource, [obj], {}, now=NOW)["rows"]
+    assert row["cells"][-1] == "<unknown>"
+
+
 def test_malformed_objects_do_not_break_the_table() -> None:
     odd = {"metadata": {"creationTimestamp": "yesterday"}, "spec": "weird", "status": []}
     for resource in (PODS, SERVICES, DEPLOYMENTS, CONFIGMAPS):
         (row,) = to_table(resource, [odd], {}, now=NOW)["rows"]
         assert row["cells"][0] == ""
         assert row["cells"][-1] == "<unknown>"
+
+
+_ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                ["metadata", "spec", "status", "data", "containers", "ports", "conditions", "name"]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.sampled_from(BUILTIN_RESOURCES), st.dictionaries(st.text(max_size=8), _ANY_JSON))
+def test_any_object_makes_a_table_row(resource: Resource, obj: dict) -> None:
+    table = to_table(resource, [obj], {}, now=NOW)
+    (row,) = table["rows"]
+    assert len(row["cells"]) == len(table["columnDefinitions"])
