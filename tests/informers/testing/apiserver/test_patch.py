@@ -501,3 +501,34 @@ def test_json_patch_agrees_with_an_independent_implementation(case) -> None:
     if expected is not PatchError and not isinstance(expected, dict):
         expected = PatchError  # the root replaced by a non-object: 422 here
     assert actual == expected, operations
+
+
+_SMP_KEYS = st.sampled_from(
+    [
+        *("spec", "containers", "env", "name", "ports", "containerPort", "metadata"),
+        *("finalizers", "$patch", "$retainKeys", "$setElementOrder/containers"),
+        "$deleteFromPrimitiveList/finalizers",
+    ]
+)
+_SMP_VALUES = st.recursive(
+    st.none() | st.integers(0, 2) | st.sampled_from(["a", "merge", "delete", "replace"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_SMP_KEYS, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+_SMP_OBJECTS = st.dictionaries(_SMP_KEYS, _SMP_VALUES, max_size=4)
+
+
+@given(_SMP_OBJECTS, _SMP_OBJECTS)
+def test_smp_on_arbitrary_input_gives_an_object_or_a_patch_error(original, patch) -> None:
+    before = copy.deepcopy(original)
+    status = 0
+    try:
+        result = _apply(original, patch, STRATEGIC_MERGE_PATCH)
+    except PatchError as exc:
+        status = exc.status
+    else:
+        assert isinstance(result, dict)
+    assert status in (0, 400, 422)
+    assert original == before
