@@ -125,6 +125,9 @@ class HTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    #: Many clients (informers) connect at once; a short backlog would make
+    #: some of them wait for a SYN retry (1 s).
+    request_queue_size = 256
 
     def __init__(
         self,
