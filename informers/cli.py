@@ -56,8 +56,8 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def _serve(args: argparse.Namespace) -> int:
     """Run the emulator until SIGINT/SIGTERM; blocks the calling (main) thread."""
-    from informers.testing.apiserver import ApiServer  # noqa: PLC0415 - only serve needs it
-    from informers.testing.apiserver._kubeconfig import write_kubeconfig  # noqa: PLC0415
+    from informers.testing.apiserver import ApiServer
+    from informers.testing.apiserver._kubeconfig import write_kubeconfig
 
     stop = threading.Event()
 
