@@ -37,5 +37,5 @@ def test_docs_have_runnable_examples() -> None:
 def test_docs_page_examples_run(page: Path) -> None:
     namespace: dict[str, object] = {"__name__": f"docs_example_{page.stem}"}
     for number, source in enumerate(_blocks(page), 1):
-        code = compile(source, f"{page.name}[block {number}]", "exec")
+        code = compile(source, f"{page.name}[block {number}]", "exec", dont_inherit=True)
         exec(code, namespace)  # running our own documentation
