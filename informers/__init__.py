@@ -26,8 +26,30 @@ from informers.errors import (
     WatchDecodeError,
 )
 
+# --- raw objects: keys, index functions, accessors (informers.objects) ---
+from informers.objects import (
+    NAMESPACE_INDEX,
+    DeletedFinalStateUnknown,
+    Indexers,
+    IndexFunc,
+    KeyFunc,
+    KubeObject,
+    deletion_handling_meta_namespace_key,
+    get_labels,
+    get_name,
+    get_namespace,
+    get_resource_version,
+    get_uid,
+    meta_namespace_key,
+    namespace_index,
+    split_meta_namespace_key,
+)
+
 # --- resource descriptions (informers.resources) ---
 from informers.resources import Resource
+
+# --- the indexed store (informers.store) ---
+from informers.store import IndexedStore, Indexer, Store
 
 __version__ = "0.1.0.dev0"
 
@@ -50,4 +72,23 @@ __all__ = [
     "WatchDecodeError",
     # resources
     "Resource",
+    # objects and the indexed store
+    "DeletedFinalStateUnknown",
+    "IndexFunc",
+    "IndexedStore",
+    "Indexer",
+    "Indexers",
+    "KeyFunc",
+    "KubeObject",
+    "NAMESPACE_INDEX",
+    "Store",
+    "deletion_handling_meta_namespace_key",
+    "get_labels",
+    "get_name",
+    "get_namespace",
+    "get_resource_version",
+    "get_uid",
+    "meta_namespace_key",
+    "namespace_index",
+    "split_meta_namespace_key",
 ]

@@ -29,6 +29,25 @@ INFORMERS_ALL = {
     "WatchDecodeError",
     # resources
     "Resource",
+    # objects and the indexed store
+    "DeletedFinalStateUnknown",
+    "IndexFunc",
+    "IndexedStore",
+    "Indexer",
+    "Indexers",
+    "KeyFunc",
+    "KubeObject",
+    "NAMESPACE_INDEX",
+    "Store",
+    "deletion_handling_meta_namespace_key",
+    "get_labels",
+    "get_name",
+    "get_namespace",
+    "get_resource_version",
+    "get_uid",
+    "meta_namespace_key",
+    "namespace_index",
+    "split_meta_namespace_key",
 }
 
 TRACKER_ALL: set[str] = set()
