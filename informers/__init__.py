@@ -26,6 +26,9 @@ from informers.errors import (
     WatchDecodeError,
 )
 
+# --- in-order delta queue (informers.fifo) ---
+from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO
+
 # --- raw objects: keys, index functions, accessors (informers.objects) ---
 from informers.objects import (
     NAMESPACE_INDEX,
@@ -47,6 +50,9 @@ from informers.objects import (
 
 # --- resource descriptions (informers.resources) ---
 from informers.resources import Resource
+
+# --- label and field selectors (informers.selectors) ---
+from informers.selectors import FieldSelector, LabelSelector
 
 # --- the indexed store (informers.store) ---
 from informers.store import IndexedStore, Indexer, Store
@@ -91,4 +97,12 @@ __all__ = [
     "meta_namespace_key",
     "namespace_index",
     "split_meta_namespace_key",
+    # fifo
+    "Delta",
+    "DeltaType",
+    "KeyListerGetter",
+    "RealFIFO",
+    # selectors
+    "FieldSelector",
+    "LabelSelector",
 ]

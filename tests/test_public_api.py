@@ -48,6 +48,14 @@ INFORMERS_ALL = {
     "meta_namespace_key",
     "namespace_index",
     "split_meta_namespace_key",
+    # fifo
+    "Delta",
+    "DeltaType",
+    "KeyListerGetter",
+    "RealFIFO",
+    # selectors
+    "FieldSelector",
+    "LabelSelector",
 }
 
 TRACKER_ALL: set[str] = set()
