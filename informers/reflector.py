@@ -775,6 +775,9 @@ class ReflectorStore(Protocol):
     def resync(self) -> None: ...
 
 
+_BLOCKING = (RequestList, RequestWatch, Backoff)
+
+
 def _buffer_key(obj: Any) -> tuple[str, str]:
     meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     if not isinstance(meta, Mapping):
@@ -949,14 +952,25 @@ class Reflector:
         with self._cond:
             state = self._state
         new_state, actions = step(state, inp, self.config)
-        with self._cond:
-            self._state = new_state
-            self._cond.notify_all()
+        # The new state is published once the store actions before the first
+        # blocking action (a request or a wait) are done, so a reader that
+        # sees an RV in ``state`` also sees its events in the store.
+        published = False
         self._pending = None
         for action in actions:
+            if not published and isinstance(action, _BLOCKING):
+                self._publish(new_state)
+                published = True
             result = self._perform(action, stop)
             if result is not None:
                 self._pending = result
+        if not published:
+            self._publish(new_state)
+
+    def _publish(self, state: ReflectorState) -> None:
+        with self._cond:
+            self._state = state
+            self._cond.notify_all()
 
     def _perform(self, action: Action, stop: threading.Event) -> Input | None:
         match action:

@@ -56,6 +56,22 @@ INFORMERS_ALL = {
     # selectors
     "FieldSelector",
     "LabelSelector",
+    # informer
+    "FilteringResourceEventHandler",
+    "HTTPListerWatcher",
+    "ListOptions",
+    "Lister",
+    "ListerWatcher",
+    "NamespaceLister",
+    "Reflector",
+    "ReflectorConfig",
+    "ResourceEventHandler",
+    "ResourceEventHandlerFuncs",
+    "ResourceEventHandlerRegistration",
+    "SharedIndexInformer",
+    "SharedInformerFactory",
+    "discover_resource",
+    "wait_for_cache_sync",
 }
 
 TRACKER_ALL: set[str] = set()
