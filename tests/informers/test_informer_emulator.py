@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from informers.informer import SharedIndexInformer
 from informers.listwatch import HTTPListerWatcher, ListOptions
@@ -15,6 +18,7 @@ from informers.objects import DeletedFinalStateUnknown, meta_namespace_key
 from informers.reflector import BackoffManager, ReflectorConfig, Watching
 from informers.resources import CONFIGMAPS, PODS
 from informers.testing import ApiServer
+from informers.testing.apiserver import ApiServerError
 
 FAST = ReflectorConfig(description="pods", min_watch_timeout=30, watch_list_deadline=1.0)
 
@@ -337,3 +341,76 @@ def test_replaying_server_does_not_move_cache_back(api_server: ApiServer, client
         converge(inf, api_server)
     finally:
         inf.stop()
+
+
+# ---------------------------------------------------------------- convergence property
+
+_NAMES = st.sampled_from(["a", "b", "c", "d"])
+_NAMESPACES = st.sampled_from(["default", "kube-system"])
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("put"), _NAMES, _NAMESPACES, st.integers(0, 3)),
+        st.tuples(st.just("delete"), _NAMES, _NAMESPACES),
+        st.tuples(st.just("compact")),
+        st.tuples(st.just("drop"), st.booleans()),
+        st.tuples(st.just("fail"), st.sampled_from([500, 429])),
+        st.tuples(st.just("restart")),
+    ),
+    max_size=12,
+)
+
+
+def _apply(server: ApiServer, op: tuple[Any, ...]) -> None:
+    kind = op[0]
+    if kind == "put":
+        _, name, ns, version = op
+        try:
+            current = server.get(PODS, name, ns)
+        except ApiServerError:
+            server.create(PODS, pod(name, ns, v=str(version)))
+        else:
+            meta = {**current["metadata"], "labels": {"v": str(version)}}
+            server.update(PODS, {**current, "metadata": meta})
+    elif kind == "delete":
+        with contextlib.suppress(ApiServerError):
+            server.delete(PODS, op[1], op[2])
+    elif kind == "compact":
+        server.compact()
+    elif kind == "drop":
+        server.drop_watches(mid_line=op[1])
+    elif kind == "fail":
+        server.fail_next(1, op[1], retry_after=0 if op[1] == 429 else None)
+    else:
+        server.restart()
+
+
+def test_informer_converges_to_server_state_after_any_writes_and_faults() -> None:
+    """Any sequence of writes interleaved with faults: once the server is
+    quiet, the cache equals the server's state and each handler's events
+    replay to exactly that state."""
+    with ApiServer(bookmark_interval=0.05) as server:
+        client = server.api_client()
+
+        # One server for every example (cheap); each example runs a new informer.
+        @settings(deadline=None, suppress_health_check=list(HealthCheck))
+        @given(before=_OPS, during=_OPS)
+        def check(before: list[tuple[Any, ...]], during: list[tuple[Any, ...]]) -> None:
+            for op in before:
+                _apply(server, op)
+            server.clear_faults()
+            rec = Recorder()
+            inf = make_informer(client)
+            inf.add_event_handler(rec)
+            try:
+                inf.start()
+                for op in during:
+                    _apply(server, op)
+                server.clear_faults()
+                converge(inf, server, rec)
+            finally:
+                inf.stop()
+
+        try:
+            check()
+        finally:
+            client.close()
