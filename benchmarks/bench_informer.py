@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -27,10 +28,10 @@ import kubernetes.client
 import urllib3
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_apiserver import fill
+from bench_apiserver import fill, make_pod
 
 from informers import HTTPListerWatcher, ResourceEventHandlerFuncs, SharedIndexInformer
-from informers.resources import CONFIGMAPS, PODS
+from informers.resources import PODS
 from informers.testing import ApiServer
 
 try:
@@ -61,7 +62,7 @@ class Counter:
 # --------------------------------------------------------------------------- sync
 
 
-def sync_ours(server: ApiServer, n: int) -> float:
+def sync_ours(server: Any, n: int) -> float:
     client = server.api_client()
     counter = Counter(n)
     inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods")
@@ -76,15 +77,13 @@ def sync_ours(server: ApiServer, n: int) -> float:
     return elapsed
 
 
-def _wake(server: ApiServer, resource: Any) -> None:
+def _wake(server: Any, resource: Any) -> None:
     # The official informer's watch has no timeout: one more event lets its
     # stop() return.
-    server.create(
-        resource, {"metadata": {"name": f"wake-{time.monotonic_ns()}", "namespace": "default"}}
-    )
+    server.wake()
 
 
-def sync_official(server: ApiServer, n: int) -> float:
+def sync_official(server: Any, n: int) -> float:
     client = server.api_client()
     counter = Counter(n)
     api = kubernetes.client.CoreV1Api(client)
@@ -103,7 +102,7 @@ def sync_official(server: ApiServer, n: int) -> float:
     return elapsed
 
 
-def sync_floor(server: ApiServer, n: int) -> float:
+def sync_floor(server: Any, n: int) -> float:
     http = urllib3.PoolManager()
     started = time.perf_counter()
     response = http.request("GET", f"{server.url}/api/v1/pods?resourceVersion=0&limit=500")
@@ -117,27 +116,18 @@ def sync_floor(server: ApiServer, n: int) -> float:
 # --------------------------------------------------------------------------- events
 
 
-def _backlog(server: ApiServer, prefix: str, n: int) -> float:
-    """Write ``n`` ConfigMaps while every watch is stalled, then release the
-    watches; returns the release time. What follows measures consumption
-    alone (the writes are not timed)."""
-    storage = server._storage  # the benchmark's writes skip the defensive copies
-    server.stall_watches(3600)
-    for i in range(n):
-        storage.create(
-            CONFIGMAPS,
-            {"metadata": {"name": f"{prefix}-{i}", "namespace": "default"}, "data": {"k": "v"}},
-        )
-    started = time.perf_counter()
-    server.stall_watches(0)
-    return started
+def _backlog(server: Any, prefix: str, n: int) -> float:
+    """Write ``n`` pods (in ``default``) while every watch is stalled, then
+    release the watches; returns the release time. What follows measures
+    consumption alone (the writes are not timed)."""
+    return float(server.backlog(prefix, n))
 
 
-def events_ours(server: ApiServer, n: int) -> float:
+def events_ours(server: Any, n: int) -> float:
     client = server.api_client()
     counter = Counter(n)
-    lw = HTTPListerWatcher(client, CONFIGMAPS, "default")
-    inf = SharedIndexInformer(lw, name="configmaps")
+    lw = HTTPListerWatcher(client, PODS, "default")
+    inf = SharedIndexInformer(lw, name="pods")
     inf.add_event_handler(ResourceEventHandlerFuncs(add_func=counter.hit))
     inf.start()
     assert inf.wait_synced(60)
@@ -156,12 +146,12 @@ def events_ours(server: ApiServer, n: int) -> float:
     return elapsed
 
 
-def events_official(server: ApiServer, n: int) -> float:
+def events_official(server: Any, n: int) -> float:
     client = server.api_client()
     api = kubernetes.client.CoreV1Api(client)
-    existing = len(server.list_objects(CONFIGMAPS, "default"))
+    existing = server.count_default()
     counter = Counter(existing + n)
-    inf = SharedInformer(api.list_namespaced_config_map, namespace="default")
+    inf = SharedInformer(api.list_namespaced_pod, namespace="default")
     inf.add_event_handler(ADDED, counter.hit)
     inf.start()
     deadline = time.monotonic() + 60
@@ -174,18 +164,18 @@ def events_official(server: ApiServer, n: int) -> float:
     stopper = threading.Thread(target=inf.stop, name="bench-official-stop")
     stopper.start()
     while stopper.is_alive():
-        _wake(server, CONFIGMAPS)
+        _wake(server, PODS)
         stopper.join(0.2)
     client.close()
     return elapsed
 
 
-def events_floor(server: ApiServer, n: int) -> float:
+def events_floor(server: Any, n: int) -> float:
     http = urllib3.PoolManager()
     rv = server.resource_version
     response = http.request(
         "GET",
-        f"{server.url}/api/v1/namespaces/default/configmaps"
+        f"{server.url}/api/v1/namespaces/default/pods"
         f"?watch=1&resourceVersion={rv}&timeoutSeconds=600",
         preload_content=False,
     )
@@ -207,14 +197,105 @@ def events_floor(server: ApiServer, n: int) -> float:
     return elapsed
 
 
+# --------------------------------------------------------------------------- the server process
+
+
+class RemoteServer:
+    """An :class:`ApiServer` in a child process, so that its work (JSON
+    encoding, the writes) does not compete for this process's GIL with the
+    clients being measured. Driven over stdin/stdout."""
+
+    def __init__(self, watch_buffer_size: int) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(watch_buffer_size)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.url = self._ask("url")
+
+    def _ask(self, *command: Any) -> str:
+        assert self._proc.stdin is not None
+        assert self._proc.stdout is not None
+        self._proc.stdin.write(" ".join(str(c) for c in command) + "\n")
+        self._proc.stdin.flush()
+        return self._proc.stdout.readline().strip()
+
+    def api_client(self) -> Any:
+        config = kubernetes.client.Configuration()
+        config.host = self.url
+        return kubernetes.client.ApiClient(config)
+
+    def fill(self, n: int) -> None:
+        self._ask("fill", n)
+
+    @property
+    def resource_version(self) -> int:
+        return int(self._ask("rv"))
+
+    def count_default(self) -> int:
+        return int(self._ask("count"))
+
+    def wake(self) -> None:
+        self._ask("wake")
+
+    def backlog(self, prefix: str, n: int) -> float:
+        self._ask("stall", prefix, n)
+        started = time.perf_counter()
+        self._ask("release")
+        return started
+
+    def close(self) -> None:
+        self._ask("quit")
+        self._proc.wait(60)
+
+    def __enter__(self) -> RemoteServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def serve(watch_buffer_size: int) -> None:
+    with ApiServer(watch_buffer_size=watch_buffer_size) as server:
+        storage = server._storage  # the benchmark's writes skip the defensive copies
+        for line in sys.stdin:
+            command, *args = line.split()
+            answer = "ok"
+            if command == "url":
+                answer = server.url
+            elif command == "fill":
+                fill(server, int(args[0]))
+            elif command == "rv":
+                answer = str(server.resource_version)
+            elif command == "count":
+                answer = str(len(server.list_objects(PODS, "default")))
+            elif command == "wake":
+                name = f"wake-{time.monotonic_ns()}"
+                server.create(
+                    PODS, {"metadata": {"name": name, "namespace": "default"}, "spec": {}}
+                )
+            elif command == "stall":
+                server.stall_watches(3600)
+                for i in range(int(args[1])):
+                    pod = make_pod(i)
+                    meta = {**pod["metadata"], "name": f"{args[0]}-{i}", "namespace": "default"}
+                    storage.create(PODS, {**pod, "metadata": meta})
+            elif command == "release":
+                server.stall_watches(0)
+            print(answer, flush=True)
+            if command == "quit":
+                return
+
+
 # --------------------------------------------------------------------------- main
 
 
 def run(pod_counts: list[int], n_events: int, *, official: bool = True) -> list[str]:
     lines = []
     for n in pod_counts:
-        with ApiServer(watch_buffer_size=max(10_000, n_events + 100)) as server:
-            fill(server, n)
+        with RemoteServer(watch_buffer_size=max(10_000, n_events + 100)) as server:
+            server.fill(n)
             sync_floor(server, n)  # warm the server's per-object JSON caches
             floor = sync_floor(server, n)
             ours = sync_ours(server, n)
@@ -226,7 +307,7 @@ def run(pod_counts: list[int], n_events: int, *, official: bool = True) -> list[
                 line += f", official {theirs:.2f} s ({theirs / ours:.1f}x slower than ours)"
             lines.append(line)
             print(line, flush=True)
-    with ApiServer(watch_buffer_size=n_events + 100) as server:
+    with RemoteServer(watch_buffer_size=n_events + 100) as server:
         floor = events_floor(server, n_events)
         ours = events_ours(server, n_events)
         line = (
@@ -246,6 +327,9 @@ def test_informer_benchmark_smoke() -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        serve(int(sys.argv[2]))
+        sys.exit(0)
     pods = [int(x) for x in os.environ.get("BENCH_INFORMER_PODS", "10000,100000").split(",")]
     events = int(os.environ.get("BENCH_INFORMER_EVENTS", "20000"))
     run(pods, events)
