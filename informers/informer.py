@@ -391,6 +391,7 @@ class SharedIndexInformer:
             else:
                 self._registrations = (*self._registrations, reg)
         if started:
+            reg._next_resync = self._clock.now() + resync
             reg._start()
             self._kick()
         return reg
