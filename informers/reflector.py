@@ -959,11 +959,20 @@ class Reflector:
             with self._cond:
                 if self._resync_off:
                     return
-                self._resync_timer = self._clock.call_later(
-                    self._resync_period, fire, f"{self.name}-resync"
-                )
+            # Scheduled outside our lock (the clock has its own); if run()
+            # ended meanwhile, cancel what was just scheduled.
+            timer = self._clock.call_later(self._resync_period, fire, f"{self.name}-resync")
+            if not self._keep_resync_timer(timer):
+                timer.cancel()
 
         arm()
+
+    def _keep_resync_timer(self, timer: TimerHandle) -> bool:
+        with self._cond:
+            if self._resync_off:
+                return False
+            self._resync_timer = timer
+            return True
 
     def _transition(self, inp: Input, stop: threading.Event) -> None:
         state = self._state  # only this thread writes it
