@@ -1,4 +1,5 @@
-"""Benchmark harness: collects ``bench_*.py`` files, and prints the ratios of
+"""Benchmark harness (``bench_*.py`` files are collected through
+``python_files`` in pyproject.toml): prints the ratios of
 each measured implementation to its floor at the end of the run.
 
 Run with ``python -m pytest benchmarks --benchmark-enable`` (the benchmarks
@@ -12,16 +13,9 @@ registers with ``ratios.compare``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-
-def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Module | None:
-    if file_path.suffix == ".py" and file_path.name.startswith("bench_"):
-        return pytest.Module.from_parent(parent, path=file_path)
-    return None
 
 
 @dataclass

@@ -13,7 +13,9 @@ takes it apart again.
 When a delete was missed (a watch broke and the relist no longer shows the
 object) the cache is told with a :class:`DeletedFinalStateUnknown` tombstone
 that carries the key and the last state it knew; key such objects with
-:func:`deletion_handling_meta_namespace_key`.
+:func:`deletion_handling_meta_namespace_key`. Every other function here
+refuses a tombstone with :class:`~informers.ObjectKeyError` rather than
+guess: read ``tombstone.obj`` for the last known state.
 
 As a convenience for typed objects kept in a user's own store, the functions
 here also read attribute-style objects (``obj.metadata.name``, as the

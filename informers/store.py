@@ -111,6 +111,7 @@ _Values: TypeAlias = tuple[str, ...]
 _Index: TypeAlias = dict[str, dict[str, None]]
 
 _NO_VALUES: _Values = ()
+_MISSING = object()
 
 #: add_indexers indexes existing objects outside the lock, then re-indexes the
 #: objects that changed meanwhile; after this many rounds the last stragglers
@@ -376,9 +377,13 @@ class Indexer:
                 for key in [k for k in done if k not in items]:
                     self._forget(values, indices, key)
                     del done[key]
-                pending = {k: o for k, o in items.items() if done.get(k) is not o}
+                pending = {k: o for k, o in items.items() if done.get(k, _MISSING) is not o}
                 if pending and rounds >= _ADD_INDEXERS_ROUNDS:
-                    index_objects(pending)  # user code under the lock: last resort
+                    # Last resort against endless churn: index the few
+                    # stragglers while holding the lock (user code under the
+                    # lock, the one exception to the rule).
+                    logger.debug("add_indexers: indexing %d objects under the lock", len(pending))
+                    index_objects(pending)
                     pending = {}
                 if not pending:
                     self._indexers = {**self._indexers, **new}

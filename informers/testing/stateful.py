@@ -98,17 +98,29 @@ _NAMES = ("x", "y", "z", "w")
 _VALUES = ("red", "blue", "green")
 
 
-@st.composite
-def _labels(draw: st.DrawFn) -> dict[str, str]:
-    labels: dict[str, str] = {}
-    app = draw(st.sampled_from((None, "web", "db")))
-    if app:
-        labels["app"] = app
-    for i in range(draw(st.integers(0, 3))):
-        labels[f"tag-{i}"] = draw(st.sampled_from(_VALUES))
-    if draw(st.booleans()):
-        labels["team"] = draw(st.sampled_from(_VALUES))
-    return labels
+def _label_sets() -> list[dict[str, str]]:
+    """Every label combination the machine uses: no/single app, zero to
+    three tags (with a repeated value), with and without a team."""
+    out = []
+    for app in (None, "web", "db"):
+        for tags in ((), ("red",), ("red", "blue"), ("green", "green", "blue")):
+            for team in (None, "blue"):
+                labels = {f"tag-{i}": value for i, value in enumerate(tags)}
+                if app:
+                    labels["app"] = app
+                if team:
+                    labels["team"] = team
+                out.append(labels)
+    return out
+
+
+# One draw per label set keeps examples cheap; objects share these dicts,
+# which is fine because nothing mutates them.
+_LABEL_SETS = _label_sets()
+
+
+def _labels() -> st.SearchStrategy[dict[str, str]]:
+    return st.sampled_from(_LABEL_SETS)
 
 
 _names = st.sampled_from(_NAMES)

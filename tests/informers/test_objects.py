@@ -66,6 +66,12 @@ def test_tombstone_needs_the_deletion_handling_key_func() -> None:
     assert deletion_handling_meta_namespace_key(obj("web", "prod")) == "prod/web"
 
 
+@pytest.mark.parametrize("accessor", [get_name, get_namespace, get_labels, namespace_index])
+def test_accessors_refuse_tombstones(accessor: Any) -> None:
+    with pytest.raises(ObjectKeyError, match="tombstone"):
+        accessor(DeletedFinalStateUnknown("prod/web", obj("web", "prod")))
+
+
 def test_tombstone_repr_hides_the_object() -> None:
     secret = {"kind": "Secret", "metadata": {"name": "s"}, "data": {"password": "hunter2"}}
     tombstone = DeletedFinalStateUnknown("s", secret)

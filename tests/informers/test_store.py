@@ -53,6 +53,16 @@ def keys_of(objects: list[Any]) -> list[str]:
     return sorted(f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in objects)
 
 
+@pytest.fixture
+def fast_thread_switching() -> Iterator[None]:
+    """Make the interpreter switch threads far more often, so threads really
+    interleave."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    yield
+    sys.setswitchinterval(old)
+
+
 # ------------------------------------------------------------------ basics
 
 
@@ -328,6 +338,60 @@ def test_write_racing_add_indexers_is_indexed_by_the_new_index() -> None:
     assert store.index_keys("first", "x") == ["default/a"]
 
 
+def test_add_indexers_last_resort_round_indexes_under_the_lock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("informers.store._ADD_INDEXERS_ROUNDS", 1)
+    store = make_store()
+    store.add(pod("a", tag1="old"))
+    written = False
+
+    def writing_tags(obj: Any) -> list[str]:
+        nonlocal written
+        if not written:
+            written = True
+            store.update(pod("a", tag1="new"))
+        return tags_index(obj)
+
+    store.add_indexers({"tags": writing_tags})
+    assert store.list_index_func_values("tags") == ["new"]
+
+
+@pytest.mark.usefixtures("fast_thread_switching")
+def test_add_indexers_while_a_writer_churns() -> None:
+    size = 2000
+    store = make_store()
+    store.replace([pod(f"p{i}", tag1=str(i % 3)) for i in range(size)], "1")
+    stop = threading.Event()
+
+    def churn() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            i = n % size
+            if n % 7 == 0:
+                store.delete(pod(f"p{i}"))
+            else:
+                store.update(pod(f"p{i}", rv=str(n), tag1=str(n % 5), tier=str(n % 2)))
+
+    writer = threading.Thread(target=churn, name="churn-writer")
+    writer.start()
+    try:
+        store.add_indexers({"tags": tags_index})
+        store.add_indexers({"tier": lambda o: [get_labels(o).get("tier", "none")]})
+    finally:
+        stop.set()
+        writer.join(10)
+    for name in ("tags", "tier", "app"):
+        func = store.get_indexers()[name]
+        expected: dict[str, set[str]] = {}
+        for obj in store.list():
+            for value in func(obj):
+                expected.setdefault(value, set()).add(keys_of([obj])[0])
+        assert {v: set(store.index_keys(name, v)) for v in expected} == expected
+        assert sorted(store.list_index_func_values(name)) == sorted(expected)
+
+
 # -------------------------------------------------------------------- errors
 
 
@@ -438,16 +502,6 @@ def test_replace_is_all_or_nothing() -> None:
 
 
 # --------------------------------------------------------------- concurrency
-
-
-@pytest.fixture
-def fast_thread_switching() -> Iterator[None]:
-    """Make the interpreter switch threads far more often, so reads really
-    interleave with writes."""
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    yield
-    sys.setswitchinterval(old)
 
 
 @pytest.mark.usefixtures("fast_thread_switching")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
@@ -53,6 +54,11 @@ def _copy(obj: Any) -> Any:
 class ApiServer:
     """The emulated API server. Use as a context manager or call
     :meth:`start` / :meth:`stop` (which joins every thread it started).
+
+    Every method is thread-safe. Only :meth:`stop` blocks (until the
+    connection threads are joined); the Python-side object API and the fault
+    switches return at once. Each connection is served by its own thread,
+    named ``apiserver-conn-N``; the accept loop runs in ``apiserver-<port>``.
 
     Parameters:
         host, port: where to listen (port 0 picks a free port).
@@ -225,6 +231,25 @@ class ApiServer:
         res = self._resource(resource)
         stored = self._call(self._storage.create, res, _copy(obj), namespace)
         return dict(json.loads(stored.full_json))
+
+    def create_many(
+        self,
+        resource: Resource | str,
+        objects: Iterable[dict[str, Any]],
+        namespace: str | None = None,
+    ) -> int:
+        """Create many objects fast (benchmark and fixture setup): the dicts
+        are taken over without a copy, so the caller must not touch them
+        afterwards, and nothing is returned but the resourceVersion after the
+        last one. Each object's JSON is computed here, so lists are served
+        from cached bytes. Stops at the first invalid object
+        (:class:`ApiServerError`)."""
+        res = self._resource(resource)
+        create = self._storage.create
+        for obj in objects:
+            # Serialised now, so the first list is served from cached bytes.
+            _ = self._call(create, res, obj, namespace).full_json
+        return self._storage.resource_version
 
     def get(
         self, resource: Resource | str, name: str, namespace: str | None = None

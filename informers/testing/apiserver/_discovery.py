@@ -1,85 +1,179 @@
-"""Discovery documents (minimal stand-in; the full version comes from the
-``emulator-kubectl`` branch with the same signatures).
+"""Discovery documents: what ``/version``, ``/api``, ``/api/v1``, ``/apis`` and
+``/apis/<group>/<version>`` answer.
 
-Pure functions: they build plain JSON documents from :class:`Resource` values.
+kubectl reads these before almost every command to map kinds and short names
+to URLs. They are plain JSON (``APIVersions``, ``APIGroupList``,
+``APIResourceList``); kubectl asks for aggregated discovery first and falls
+back to these when the answer's ``Content-Type`` is ``application/json``.
+
+Every function is a pure function of its arguments (the served resources are
+passed in), so documents always match what the server serves, custom
+resources included. Thread-safe.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import platform
+import re
+import sys
 from collections.abc import Iterable
 from typing import Any
 
-from informers.resources import Resource
+from informers.resources import BUILTIN_RESOURCES, Resource
+from informers.testing.apiserver._storage import _NO_STATUS_SUBRESOURCE
 
 __all__ = [
+    "SERVER_GIT_VERSION",
     "core_versions_document",
     "group_list_document",
     "resource_list_document",
     "version_document",
+    "version_sort_key",
 ]
+
+#: The Kubernetes version the emulator claims to be (it follows the 1.32 API).
+SERVER_MAJOR, SERVER_MINOR = "1", "32"
+SERVER_GIT_VERSION = f"v{SERVER_MAJOR}.{SERVER_MINOR}.0+kube-informers"
+
+#: Built-in resources in the ``all`` category (``kubectl get all``), used
+#: when a :class:`Resource` declares no categories of its own.
+_ALL_CATEGORY = frozenset(
+    {
+        ("", "pods"),
+        ("", "services"),
+        ("", "replicationcontrollers"),
+        ("apps", "deployments"),
+        ("apps", "replicasets"),
+        ("apps", "daemonsets"),
+        ("apps", "statefulsets"),
+        ("batch", "jobs"),
+        ("batch", "cronjobs"),
+    }
+)
+
+_MACHINES = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
 
 def version_document() -> dict[str, Any]:
-    """``GET /version``."""
+    """The ``/version`` answer (``version.Info``)."""
+    machine = platform.machine().lower()
+    python = ".".join(str(part) for part in sys.version_info[:3])
     return {
-        "major": "1",
-        "minor": "32",
-        "gitVersion": "v1.32.0-kube-informers",
+        "major": SERVER_MAJOR,
+        "minor": SERVER_MINOR,
+        "gitVersion": SERVER_GIT_VERSION,
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
-        "buildDate": "2025-01-01T00:00:00Z",
-        "goVersion": "go1.23.0",
-        "compiler": "gc",
-        "platform": "linux/amd64",
+        "buildDate": "1970-01-01T00:00:00Z",
+        "goVersion": f"python{python}",
+        "compiler": "kube-informers",
+        "platform": f"{sys.platform}/{_MACHINES.get(machine, machine)}",
     }
 
 
 def core_versions_document() -> dict[str, Any]:
-    """``GET /api``."""
+    """The ``/api`` answer (``APIVersions``): the core group serves ``v1``."""
     return {
         "kind": "APIVersions",
         "versions": ["v1"],
-        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
+        "serverAddressByClientCIDRs": [],
     }
 
 
+_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_sort_key(version: str) -> tuple[int, int, int, str]:
+    """Sort key putting the preferred API version first, as Kubernetes does:
+    GA before beta before alpha, higher numbers first, then anything that is
+    not of the ``vN[alpha|betaM]`` form, alphabetically."""
+    match = _VERSION.match(version)
+    if match is None:
+        return (3, 0, 0, version)
+    major, stage, minor = match.groups()
+    rank = {None: 0, "beta": 1, "alpha": 2}[stage]
+    return (rank, -int(major), -int(minor or 0), version)
+
+
 def group_list_document(resources: Iterable[Resource]) -> dict[str, Any]:
-    """``GET /apis``: every non-core group with its versions."""
-    groups: dict[str, list[str]] = {}
+    """The ``/apis`` answer (``APIGroupList``): every non-core group serving at
+    least one of ``resources``, in order of first appearance, each with its
+    versions (preferred first) and ``preferredVersion``."""
+    versions_by_group: dict[str, list[str]] = {}
     for res in resources:
-        if res.group:
-            versions = groups.setdefault(res.group, [])
-            if res.version not in versions:
-                versions.append(res.version)
-    out = []
-    for group, versions in groups.items():
-        entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
-        out.append({"name": group, "versions": entries, "preferredVersion": entries[0]})
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": out}
+        if not res.group:
+            continue
+        versions = versions_by_group.setdefault(res.group, [])
+        if res.version not in versions:
+            versions.append(res.version)
+    groups = []
+    for group, versions in versions_by_group.items():
+        ordered = sorted(versions, key=version_sort_key)
+        entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in ordered]
+        groups.append({"name": group, "versions": entries, "preferredVersion": entries[0]})
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+_BUILTIN_KEYS = frozenset((r.group, r.version, r.plural) for r in BUILTIN_RESOURCES)
+
+
+def _has_status_subresource(res: Resource) -> bool:
+    """Built-in kinds with a spec/status split serve ``<plural>/status`` (the
+    same rule the storage applies); custom resources are listed without."""
+    builtin = (res.group, res.version, res.plural) in _BUILTIN_KEYS
+    return builtin and res.kind not in _NO_STATUS_SUBRESOURCE
+
+
+def _storage_version_hash(res: Resource) -> str:
+    digest = hashlib.sha256(f"{res.group}/{res.version}/{res.kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode("ascii")
+
+
+def _resource_entry(res: Resource) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": res.plural,
+        "singularName": res.singular,
+        "namespaced": res.namespaced,
+        "kind": res.kind,
+        "verbs": list(res.verbs),
+    }
+    if res.short_names:
+        entry["shortNames"] = list(res.short_names)
+    categories = list(res.categories)
+    if not categories and (res.group, res.plural) in _ALL_CATEGORY:
+        categories = ["all"]
+    if categories:
+        entry["categories"] = categories
+    entry["storageVersionHash"] = _storage_version_hash(res)
+    return entry
 
 
 def resource_list_document(
     group_version: str, resources: Iterable[Resource]
 ) -> dict[str, Any] | None:
-    """``GET /api/v1`` or ``/apis/<group>/<version>``; None when nothing is
-    served at that group version."""
-    items = [
-        {
-            "name": res.plural,
-            "singularName": res.singular,
-            "namespaced": res.namespaced,
-            "kind": res.kind,
-            "verbs": list(res.verbs),
-            **({"shortNames": list(res.short_names)} if res.short_names else {}),
-        }
-        for res in resources
-        if res.group_version == group_version
-    ]
-    if not items:
+    """The ``/api/v1`` or ``/apis/<group>/<version>`` answer
+    (``APIResourceList``) for ``group_version`` (``"v1"``, ``"apps/v1"``), or
+    ``None`` when none of ``resources`` is served there (the server answers
+    404). Built-in kinds with a status subresource also list ``<plural>/status``."""
+    entries: dict[str, dict[str, Any]] = {}
+    for res in resources:
+        if res.group_version == group_version and res.plural not in entries:
+            entries[res.plural] = _resource_entry(res)
+            if _has_status_subresource(res):
+                entries[f"{res.plural}/status"] = {
+                    "name": f"{res.plural}/status",
+                    "singularName": "",
+                    "namespaced": res.namespaced,
+                    "kind": res.kind,
+                    "verbs": ["get", "patch", "update"],
+                }
+    if not entries:
         return None
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",
         "groupVersion": group_version,
-        "resources": items,
+        "resources": list(entries.values()),
     }

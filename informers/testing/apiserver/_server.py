@@ -125,6 +125,9 @@ class HTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    #: Many clients (informers) connect at once; a short backlog would make
+    #: some of them wait for a SYN retry (1 s).
+    request_queue_size = 256
 
     def __init__(
         self,
@@ -211,6 +214,17 @@ class _Request:
             raise _status.bad_request(
                 f"invalid value {value!r} for {name}: not an integer"
             ) from None
+
+
+def _dry_run(request: _Request) -> bool:
+    """``dryRun=All``: validate and answer, store nothing (400 for other values)."""
+    values = request.query.get("dryRun")
+    if not values:
+        return False
+    for value in values:
+        if value != "All":
+            raise _status.bad_request(f'unsupported dryRun value "{value}": only "All"')
+    return True
 
 
 def _parse_rv(value: str | None) -> int | None:
@@ -423,7 +437,7 @@ class Handler(BaseHTTPRequestHandler):
             self._route(method)
         except StatusError as error:
             self._send_error(error)
-        except (BrokenPipeError, ConnectionResetError):
+        except OSError:  # the connection broke (client gone, drop_watches, stop)
             self.close_connection = True
         except Exception as exc:
             log.exception("request %s %s failed", method, self.path.split("?")[0])
@@ -449,7 +463,7 @@ class Handler(BaseHTTPRequestHandler):
         elif segments[0] == "apis" and len(segments) >= 3:
             group, version, rest = segments[1], segments[2], segments[3:]
         else:
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise _status.no_such_route()
         if rest and rest[0] == "watch":
             rest = rest[1:]
             request.query["watch"] = ["true"]
@@ -480,15 +494,13 @@ class Handler(BaseHTTPRequestHandler):
                 return False
             document = _discovery.resource_list_document(group_version, storage.resources())
             if document is None:
-                raise StatusError(
-                    404, "NotFound", "the server could not find the requested resource"
-                )
+                raise _status.no_such_route()
             self._send_json(200, document)
         return True
 
     def _serve_openapi(self, path: str) -> None:
         module = _optional("_openapi")
-        not_found = StatusError(404, "NotFound", "the server could not find the requested resource")
+        not_found = _status.no_such_route()
         if module is None or not path.startswith("/openapi/v3"):
             raise not_found
         resources = self.server.storage.resources()
@@ -544,15 +556,15 @@ class Handler(BaseHTTPRequestHandler):
                 namespace, plural, tail = rest[1], rest[2], rest[3:]
         resource = storage.lookup(group, version, plural)
         if resource is None or len(tail) > 2:
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise _status.no_such_route()
         if not resource.namespaced and namespace is not None:
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise _status.no_such_route()
         name = tail[0] if tail else None
         subresource = tail[1] if len(tail) > 1 else ""
         if subresource and (
             subresource != "status" or not storage.has_status_subresource(resource)
         ):
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise _status.no_such_route()
         method = request.method
         if name is None:
             if method == "GET":
@@ -562,23 +574,15 @@ class Handler(BaseHTTPRequestHandler):
                     self._list(request, resource, namespace)
             elif method == "POST":
                 if resource.namespaced and namespace is None:
-                    raise StatusError(
-                        405,
-                        "MethodNotAllowed",
-                        "the server does not allow this method on the requested resource",
-                    )
-                self._create(resource, namespace, body)
+                    raise _status.method_not_allowed()
+                self._create(resource, namespace, body, dry_run=_dry_run(request))
             elif method == "DELETE":
                 self._delete_collection(request, resource, namespace)
             else:
-                raise StatusError(
-                    405,
-                    "MethodNotAllowed",
-                    "the server does not allow this method on the requested resource",
-                )
+                raise _status.method_not_allowed()
             return
         if resource.namespaced and namespace is None:
-            raise StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise _status.no_such_route()
         if method == "GET":
             stored = storage.get(resource, name, namespace)
             table = self._wants_table()
@@ -590,19 +594,21 @@ class Handler(BaseHTTPRequestHandler):
             obj = self._decode_body(body)
             keep = not subresource and storage.has_status_subresource(resource)
             stored = storage.update(
-                resource, obj, namespace, name, subresource=subresource, keep_status=keep
+                resource,
+                obj,
+                namespace,
+                name,
+                subresource=subresource,
+                keep_status=keep,
+                dry_run=_dry_run(request),
             )
             self._send(200, stored.full_json)
         elif method == "PATCH":
-            self._patch(resource, namespace, name, subresource, body)
+            self._patch(resource, namespace, name, subresource, body, dry_run=_dry_run(request))
         elif method == "DELETE":
             self._delete(resource, namespace, name, body, request)
         else:
-            raise StatusError(
-                405,
-                "MethodNotAllowed",
-                "the server does not allow this method on the requested resource",
-            )
+            raise _status.method_not_allowed()
 
     # ------------------------------------------------------------- handlers
 
@@ -613,9 +619,11 @@ class Handler(BaseHTTPRequestHandler):
             return None
         return _optional("_table")
 
-    def _create(self, resource: Resource, namespace: str | None, body: bytes) -> None:
+    def _create(
+        self, resource: Resource, namespace: str | None, body: bytes, *, dry_run: bool
+    ) -> None:
         obj = self._decode_body(body)
-        stored = self.server.storage.create(resource, obj, namespace)
+        stored = self.server.storage.create(resource, obj, namespace, dry_run=dry_run)
         log.debug("created %s %s rv=%s", resource, stored.key, stored.rv)
         self._send(201, stored.full_json)
 
@@ -626,6 +634,8 @@ class Handler(BaseHTTPRequestHandler):
         name: str,
         subresource: str,
         body: bytes,
+        *,
+        dry_run: bool,
     ) -> None:
         storage = self.server.storage
         content_type = self.headers.get("Content-Type") or ""
@@ -659,7 +669,13 @@ class Handler(BaseHTTPRequestHandler):
         patched["metadata"] = meta
         keep = not subresource and storage.has_status_subresource(resource)
         stored = storage.update(
-            resource, patched, namespace, name, subresource=subresource, keep_status=keep
+            resource,
+            patched,
+            namespace,
+            name,
+            subresource=subresource,
+            keep_status=keep,
+            dry_run=dry_run,
         )
         self._send(200, stored.full_json)
 
@@ -683,6 +699,7 @@ class Handler(BaseHTTPRequestHandler):
             namespace,
             precondition_uid=str(preconditions.get("uid") or ""),
             precondition_rv=str(preconditions.get("resourceVersion") or ""),
+            dry_run=_dry_run(request) or bool(options.get("dryRun")),
         )
         log.debug("deleted %s %s rv=%s (final=%s)", resource, stored.key, stored.rv, deleted)
         if not deleted or resource in _RETURNS_OBJECT_ON_DELETE:

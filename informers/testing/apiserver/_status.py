@@ -20,6 +20,8 @@ __all__ = [
     "expired",
     "internal_error",
     "invalid",
+    "method_not_allowed",
+    "no_such_route",
     "not_found",
     "resource_version_too_large",
     "status_body",
@@ -59,7 +61,7 @@ def status_body(
         "message": message,
         "reason": reason,
     }
-    if details:
+    if details is not None:
         body["details"] = details
     body["code"] = code
     return body
@@ -150,6 +152,20 @@ def invalid(group: str, kind: str, name: str, causes: list[tuple[str, str, str]]
 def invalid_list_options(field: str, reason: str, message: str) -> StatusError:
     """422 for bad list/watch options, as ``ValidateListOptions`` reports them."""
     return invalid("meta.k8s.io", "ListOptions", "", [(field, reason, message)])
+
+
+def no_such_route() -> StatusError:
+    """404 for a path that names no served resource."""
+    return StatusError(404, "NotFound", "the server could not find the requested resource", {})
+
+
+def method_not_allowed() -> StatusError:
+    return StatusError(
+        405,
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource",
+        {},
+    )
 
 
 def bad_request(message: str) -> StatusError:

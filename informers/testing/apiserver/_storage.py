@@ -364,9 +364,7 @@ class Storage:
     def _kind_locked(self, resource: Resource) -> _Kind:
         kind = self._kinds.get(_resource_key(resource))
         if kind is None:
-            raise _status.StatusError(
-                404, "NotFound", "the server could not find the requested resource"
-            )
+            raise _status.no_such_route()
         return kind
 
     # ------------------------------------------------------------------ RVs
@@ -445,8 +443,11 @@ class Storage:
                 [("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {msg}')],
             )
 
-    def create(self, resource: Resource, obj: Any, namespace: str | None = None) -> Stored:
+    def create(
+        self, resource: Resource, obj: Any, namespace: str | None = None, *, dry_run: bool = False
+    ) -> Stored:
         """Store a new object. ``obj`` is owned by the storage afterwards.
+        ``dry_run`` validates and answers without storing.
 
         ``namespace`` (from the request path) must agree with
         ``metadata.namespace`` when both are given.
@@ -512,6 +513,10 @@ class Storage:
             new.update((k, v) for k, v in obj.items() if k not in new)
             if resource == NAMESPACES:
                 self._fill_namespace(new)
+            if dry_run:  # validated and built, not stored
+                self._rv -= 1
+                del meta["resourceVersion"]
+                return Stored(new, key, self._rv, kind.builtin)
             if resource == CUSTOMRESOURCEDEFINITIONS:
                 self._register_crd_locked(new)
             stored = Stored(new, key, self._rv, kind.builtin)
@@ -587,6 +592,7 @@ class Storage:
         *,
         subresource: str = "",
         keep_status: bool = False,
+        dry_run: bool = False,
     ) -> Stored:
         """Replace an object (PUT). An empty ``metadata.resourceVersion`` makes it
         unconditional; a stale one is a 409 Conflict. ``subresource="status"``
@@ -640,6 +646,8 @@ class Storage:
             )
             if _same_content(new, old.obj):
                 return old
+            if dry_run:
+                return Stored(new, key, old.rv, kind.builtin)
             self._rv += 1
             new["metadata"]["resourceVersion"] = str(self._rv)
             if resource == CUSTOMRESOURCEDEFINITIONS:
@@ -706,9 +714,11 @@ class Storage:
         *,
         precondition_uid: str = "",
         precondition_rv: str = "",
+        dry_run: bool = False,
     ) -> tuple[Stored, bool]:
         """Delete an object: ``(final state, deleted)``. With finalizers it only
-        sets ``deletionTimestamp`` (``deleted`` is False)."""
+        sets ``deletionTimestamp`` (``deleted`` is False). ``dry_run`` checks
+        and answers without deleting."""
         with self._cond:
             kind = self._kind_locked(resource)
             key = object_key(namespace or "" if resource.namespaced else "", name)
@@ -730,6 +740,8 @@ class Storage:
                     f"Precondition failed: ResourceVersion in precondition: {precondition_rv}, "
                     f"ResourceVersion in object meta: {old_meta['resourceVersion']}",
                 )
+            if dry_run:
+                return old, not old_meta.get("finalizers")
             if resource == NAMESPACES:
                 self._delete_namespace_contents_locked(name)
             return self._delete_locked(kind, old)

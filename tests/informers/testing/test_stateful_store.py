@@ -4,6 +4,9 @@ checks that it catches a store with a classic indexing bug."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +19,8 @@ from informers.errors import IndexConflictError, IndexFunctionError, UnknownInde
 from informers.objects import Indexers, IndexFunc, KeyFunc
 from informers.store import Indexer
 from informers.testing.stateful import IndexedStoreStateMachine, indexed_store_machine
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class IndexerMachine(IndexedStoreStateMachine):
@@ -107,6 +112,9 @@ class NaiveStore:
 
 
 TestNaiveStore = indexed_store_machine(NaiveStore, check_len=False).TestCase
+# A demonstration of plugging in another store, not a test of this project's
+# code: a lighter run keeps the suite fast.
+TestNaiveStore.settings = settings(max_examples=50, deadline=None)
 
 
 class LeakyValuesIndexer(Indexer):
@@ -133,3 +141,19 @@ def test_machine_is_exported_lazily() -> None:
     assert informers.testing.indexed_store_machine is indexed_store_machine
     with pytest.raises(AttributeError):
         _ = informers.testing.no_such_name  # type: ignore[attr-defined]
+
+
+def test_informers_testing_imports_without_hypothesis() -> None:
+    code = (
+        "import sys; sys.modules['hypothesis'] = None\n"
+        "import informers, informers.testing\n"
+        "try:\n"
+        "    informers.testing.IndexedStoreStateMachine\n"
+        "except ImportError:\n"
+        "    print('lazy')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "lazy"

@@ -62,7 +62,16 @@ def test_unknown_resource_is_404(server: ApiServer, http: urllib3.PoolManager, k
     for path in ("/api/v1/widgets", "/apis/nope.example.com/v1/things", "/nothing/here"):
         response = http.request("GET", server.url + path)
         assert response.status == 404, path
-        assert json.loads(response.data)["reason"] == "NotFound"
+        assert json.loads(response.data) == {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": "the server could not find the requested resource",
+            "reason": "NotFound",
+            "details": {},
+            "code": 404,
+        }
     _survives(server, kept)
 
 

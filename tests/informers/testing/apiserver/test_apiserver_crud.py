@@ -418,3 +418,34 @@ def test_status_subresource_of_kind_without_one_is_404(server: ApiServer, ns: st
     finally:
         http.clear()
     assert response.status == 404
+
+
+def test_dry_run_validates_and_stores_nothing(
+    server: ApiServer, core: client.CoreV1Api, ns: str
+) -> None:
+    core.create_namespaced_config_map(ns, configmap("a", k="1"))
+    before = server.resource_version
+    made = core.create_namespaced_config_map(ns, configmap("b"), dry_run="All")
+    assert made.metadata.name == "b"
+    assert made.metadata.uid
+    changed = core.patch_namespaced_config_map("a", ns, {"data": {"k": "2"}}, dry_run="All")
+    assert changed.data == {"k": "2"}
+    core.delete_namespaced_config_map("a", ns, dry_run="All")
+    with pytest.raises(client.ApiException) as err:
+        core.create_namespaced_config_map(ns, configmap("a"), dry_run="All")
+    assert err.value.status == 409
+    assert server.resource_version == before
+    assert [c.metadata.name for c in core.list_namespaced_config_map(ns).items] == ["a"]
+    assert core.read_namespaced_config_map("a", ns).data == {"k": "1"}
+
+
+def test_create_many_loads_objects_in_bulk(
+    server: ApiServer, core: client.CoreV1Api, ns: str
+) -> None:
+    rv = server.create_many("configmaps", (configmap(f"cm-{i}") for i in range(5)), ns)
+    listed = core.list_namespaced_config_map(ns)
+    assert [c.metadata.name for c in listed.items] == [f"cm-{i}" for i in range(5)]
+    assert listed.metadata.resource_version == str(rv)
+    with pytest.raises(ApiServerError) as err:
+        server.create_many("configmaps", [configmap("Bad_Name")], ns)
+    assert err.value.code == 422

@@ -300,3 +300,37 @@ def test_watch_all_namespaces_and_cluster_scoped(
     core.create_node({"metadata": {"name": "n1"}})
     assert names(stream.take(1)) == [("ADDED", "a")]
     assert names(nodes.take(1)) == [("ADDED", "n1")]
+
+
+def test_watch_legacy_watch_path_prefix(server: ApiServer, ns: str) -> None:
+    import urllib3
+
+    rv = server.resource_version
+    http = urllib3.PoolManager()
+    response = http.request(
+        "GET",
+        f"{server.url}/api/v1/watch/namespaces/{ns}/configmaps?resourceVersion={rv}"
+        "&timeoutSeconds=5",
+        preload_content=False,
+    )
+    try:
+        stream = RawWatch(response)
+        server.create("configmaps", configmap("a"), ns)
+        assert names(stream.take(1)) == [("ADDED", "a")]
+    finally:
+        response.close()
+        response.release_conn()
+        http.clear()
+
+
+def test_many_concurrent_watches_are_served(
+    server: ApiServer, core: client.CoreV1Api, ns: str, raw_watch: Callable[..., RawWatch]
+) -> None:
+    rv = str(server.resource_version)
+    streams = [
+        raw_watch(core.list_namespaced_config_map, ns, resource_version=rv) for _ in range(8)
+    ]
+    assert server.watch_count() == 8
+    core.create_namespaced_config_map(ns, configmap("a"))
+    for stream in streams:
+        assert names(stream.take(1)) == [("ADDED", "a")]
