@@ -357,7 +357,8 @@ class SharedIndexInformer:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         # Guarded by _lock:
-        self._processed = 0  # queue entries applied so far
+        self._processed = 0  # queue entries applied (written by the loop thread only)
+        self._idle_waiters = 0  # threads in wait_idle()
         self._transform: TransformFunc | None = None
         self._error_handler: WatchErrorHandler | None = None
         self._registrations: tuple[ResourceEventHandlerRegistration, ...] = ()
@@ -492,10 +493,14 @@ class SharedIndexInformer:
     def _wait_processed(self, deadline: float) -> bool:
         with self._cond:
             seen = self._processed
-            return self._cond.wait_for(
-                lambda: self._processed > seen or self._stopped,
-                max(0.0, deadline - self._clock.now()),
-            )
+            self._idle_waiters += 1
+            try:
+                return self._cond.wait_for(
+                    lambda: self._processed > seen or self._stopped,
+                    max(0.0, deadline - self._clock.now()),
+                )
+            finally:
+                self._idle_waiters -= 1
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -606,11 +611,14 @@ class SharedIndexInformer:
                 return
             except Exception:
                 log.exception("%s: applying a queue entry failed; a relist will repair", self.name)
-            with self._cond:
-                self._processed += 1
-                self._cond.notify_all()
+            self._processed += 1  # only this thread writes it
+            if self._idle_waiters:
+                with self._cond:
+                    self._cond.notify_all()
 
     def _admit_joining(self) -> None:
+        if not self._joining:  # racy read: a joiner missed now is admitted next entry
+            return
         with self._lock:
             joining, self._joining = self._joining, []
             synced = self._synced_event.is_set()
