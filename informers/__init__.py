@@ -26,8 +26,20 @@ from informers.errors import (
     WatchDecodeError,
 )
 
+# --- informer: lister-watcher, reflector, shared informer, factory (informer branch) ---
+from informers.factory import SharedInformerFactory
+
 # --- in-order delta queue (informers.fifo) ---
 from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO
+from informers.informer import (
+    FilteringResourceEventHandler,
+    ResourceEventHandler,
+    ResourceEventHandlerFuncs,
+    ResourceEventHandlerRegistration,
+    SharedIndexInformer,
+)
+from informers.listers import Lister, NamespaceLister
+from informers.listwatch import HTTPListerWatcher, ListerWatcher, ListOptions, discover_resource
 
 # --- raw objects: keys, index functions, accessors (informers.objects) ---
 from informers.objects import (
@@ -47,6 +59,7 @@ from informers.objects import (
     namespace_index,
     split_meta_namespace_key,
 )
+from informers.reflector import Reflector, ReflectorConfig
 
 # --- resource descriptions (informers.resources) ---
 from informers.resources import Resource
@@ -56,6 +69,7 @@ from informers.selectors import FieldSelector, LabelSelector
 
 # --- the indexed store (informers.store) ---
 from informers.store import IndexedStore, Indexer, Store
+from informers.wait import wait_for_cache_sync
 
 __version__ = "0.1.0.dev0"
 
@@ -105,4 +119,20 @@ __all__ = [
     "meta_namespace_key",
     "namespace_index",
     "split_meta_namespace_key",
+    # informer
+    "FilteringResourceEventHandler",
+    "HTTPListerWatcher",
+    "ListOptions",
+    "Lister",
+    "ListerWatcher",
+    "NamespaceLister",
+    "Reflector",
+    "ReflectorConfig",
+    "ResourceEventHandler",
+    "ResourceEventHandlerFuncs",
+    "ResourceEventHandlerRegistration",
+    "SharedIndexInformer",
+    "SharedInformerFactory",
+    "discover_resource",
+    "wait_for_cache_sync",
 ]

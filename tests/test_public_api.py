@@ -56,6 +56,22 @@ INFORMERS_ALL = {
     "meta_namespace_key",
     "namespace_index",
     "split_meta_namespace_key",
+    # informer
+    "FilteringResourceEventHandler",
+    "HTTPListerWatcher",
+    "ListOptions",
+    "Lister",
+    "ListerWatcher",
+    "NamespaceLister",
+    "Reflector",
+    "ReflectorConfig",
+    "ResourceEventHandler",
+    "ResourceEventHandlerFuncs",
+    "ResourceEventHandlerRegistration",
+    "SharedIndexInformer",
+    "SharedInformerFactory",
+    "discover_resource",
+    "wait_for_cache_sync",
 }
 
 TRACKER_ALL: set[str] = set()
