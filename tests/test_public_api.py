@@ -31,7 +31,20 @@ INFORMERS_ALL = {
     "Resource",
 }
 
-TRACKER_ALL: set[str] = set()
+TRACKER_ALL = {
+    # channels
+    "Channel",
+    # errors
+    "ChannelClosedError",
+    "ChannelEmptyError",
+    "ChannelFullError",
+    "ChannelRegistrationError",
+    "ChannelTimeoutError",
+    "DuplicateSubscriptionError",
+    "ResourceNotSyncedError",
+    "TrackerError",
+    "UnknownResourceTypeError",
+}
 
 
 def test_informers_all_is_pinned() -> None:

@@ -6,4 +6,33 @@ The public API is exactly what ``__all__`` lists (a test pins it).
 
 from __future__ import annotations
 
-__all__: list[str] = []
+# --- channels (tracker.channels) ---
+from tracker.channels import Channel
+
+# --- errors (tracker.errors) ---
+from tracker.errors import (
+    ChannelClosedError,
+    ChannelEmptyError,
+    ChannelFullError,
+    ChannelRegistrationError,
+    ChannelTimeoutError,
+    DuplicateSubscriptionError,
+    ResourceNotSyncedError,
+    TrackerError,
+    UnknownResourceTypeError,
+)
+
+__all__ = [
+    # channels
+    "Channel",
+    # errors
+    "ChannelClosedError",
+    "ChannelEmptyError",
+    "ChannelFullError",
+    "ChannelRegistrationError",
+    "ChannelTimeoutError",
+    "DuplicateSubscriptionError",
+    "ResourceNotSyncedError",
+    "TrackerError",
+    "UnknownResourceTypeError",
+]
