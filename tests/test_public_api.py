@@ -32,6 +32,11 @@ INFORMERS_ALL = {
 }
 
 TRACKER_ALL = {
+    # event bus
+    "Component",
+    "Event",
+    "EventBus",
+    "Subscription",
     # channels
     "Channel",
     # errors

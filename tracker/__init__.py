@@ -6,6 +6,9 @@ The public API is exactly what ``__all__`` lists (a test pins it).
 
 from __future__ import annotations
 
+# --- event bus (tracker.bus) ---
+from tracker.bus import Component, Event, EventBus, Subscription
+
 # --- channels (tracker.channels) ---
 from tracker.channels import Channel
 
@@ -23,6 +26,11 @@ from tracker.errors import (
 )
 
 __all__ = [
+    # event bus
+    "Component",
+    "Event",
+    "EventBus",
+    "Subscription",
     # channels
     "Channel",
     # errors
