@@ -49,6 +49,10 @@ TRACKER_ALL = {
     "ResourceNotSyncedError",
     "TrackerError",
     "UnknownResourceTypeError",
+    # index synchronization
+    "IndexSynchronizationTracker",
+    "IndexSynchronizedEvent",
+    "ResourceSyncCompleteEvent",
 }
 
 

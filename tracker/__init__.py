@@ -25,6 +25,13 @@ from tracker.errors import (
     UnknownResourceTypeError,
 )
 
+# --- index synchronization (tracker.index_sync) ---
+from tracker.index_sync import (
+    IndexSynchronizationTracker,
+    IndexSynchronizedEvent,
+    ResourceSyncCompleteEvent,
+)
+
 __all__ = [
     # event bus
     "Component",
@@ -43,4 +50,8 @@ __all__ = [
     "ResourceNotSyncedError",
     "TrackerError",
     "UnknownResourceTypeError",
+    # index synchronization
+    "IndexSynchronizationTracker",
+    "IndexSynchronizedEvent",
+    "ResourceSyncCompleteEvent",
 ]
