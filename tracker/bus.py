@@ -384,6 +384,9 @@ class Component:
 
     The loop logs an exception raised by :meth:`handle_event` (with the
     component name and event type) and goes on with the next event.
+
+    The component has one lock, ``_lock``; subclasses may guard their own
+    state with it too, as long as they call no other code while holding it.
     """
 
     #: How often the loop looks at an external ``stop`` event given to

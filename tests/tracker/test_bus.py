@@ -211,6 +211,35 @@ def test_close_disconnects_discards_and_wakes(bus: EventBus) -> None:
     assert bus.subscriptions == ()
 
 
+def test_close_disconnects_the_blinker_receivers(bus: EventBus) -> None:
+    typed = bus.subscribe("typed", 1, "ping", "pong")
+    every = bus.subscribe("every", 1)
+    assert bus._signals["ping"].receivers
+    assert bus._every_event.receivers
+    typed.close()
+    every.close()
+    assert not bus._signals["ping"].receivers
+    assert not bus._signals["pong"].receivers
+    assert not bus._every_event.receivers
+
+
+def test_on_drop_callback_may_use_the_bus_and_subscription(bus: EventBus) -> None:
+    """Callbacks run with no lock held: re-entering the bus must not deadlock."""
+    seen: list[int] = []
+
+    def on_drop(sub: Subscription, event: Event) -> None:
+        seen.append(sub.dropped)
+        bus.publish(Pong(len(sub)))
+        bus.subscribe(f"made-in-callback-{len(seen)}", 1)
+
+    bus.subscribe("s", 1, "ping", on_drop=on_drop)
+    pongs = bus.subscribe("pongs", 10, "pong")
+    bus.publish(Ping(1))
+    bus.publish(Ping(2))
+    assert seen == [1]
+    assert drain(pongs) == [Pong(1)]
+
+
 def test_wait_idle_counts_task_done(bus: EventBus) -> None:
     sub = bus.subscribe("s", 10, "ping")
     assert sub.wait_idle(0)

@@ -151,6 +151,24 @@ def test_published_counts_are_a_read_only_copy(
     assert made.resource_counts == {"a": 1}
 
 
+def test_publishes_without_holding_its_lock(bus: EventBus) -> None:
+    """Subscriber code run by the publish (here an on_drop callback) may query
+    the tracker: a lock held across the publish would deadlock this test."""
+    t = IndexSynchronizationTracker(bus, None, ["pods"])
+    seen: list[dict[str, int]] = []
+    full = bus.subscribe(
+        "full",
+        1,
+        "index.synchronized",
+        on_drop=lambda s, e: seen.append(t.get_all_resource_counts()),
+    )
+    bus.publish(IndexSynchronizedEvent({}))  # fills the one-slot buffer
+    t.handle_event(synced("pods", 2))
+    assert seen == [{"pods": 2}]
+    full.close()
+    t.stop()
+
+
 def test_get_all_resource_counts_returns_a_copy(
     tracker: IndexSynchronizationTracker, bus: EventBus
 ) -> None:
