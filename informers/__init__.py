@@ -26,8 +26,50 @@ from informers.errors import (
     WatchDecodeError,
 )
 
+# --- informer: lister-watcher, reflector, shared informer, factory (informer branch) ---
+from informers.factory import SharedInformerFactory
+
+# --- in-order delta queue (informers.fifo) ---
+from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO
+from informers.informer import (
+    FilteringResourceEventHandler,
+    ResourceEventHandler,
+    ResourceEventHandlerFuncs,
+    ResourceEventHandlerRegistration,
+    SharedIndexInformer,
+)
+from informers.listers import Lister, NamespaceLister
+from informers.listwatch import HTTPListerWatcher, ListerWatcher, ListOptions, discover_resource
+
+# --- raw objects: keys, index functions, accessors (informers.objects) ---
+from informers.objects import (
+    NAMESPACE_INDEX,
+    DeletedFinalStateUnknown,
+    Indexers,
+    IndexFunc,
+    KeyFunc,
+    KubeObject,
+    deletion_handling_meta_namespace_key,
+    get_labels,
+    get_name,
+    get_namespace,
+    get_resource_version,
+    get_uid,
+    meta_namespace_key,
+    namespace_index,
+    split_meta_namespace_key,
+)
+from informers.reflector import Reflector, ReflectorConfig
+
 # --- resource descriptions (informers.resources) ---
 from informers.resources import Resource
+
+# --- label and field selectors (informers.selectors) ---
+from informers.selectors import FieldSelector, LabelSelector
+
+# --- the indexed store (informers.store) ---
+from informers.store import IndexedStore, Indexer, Store
+from informers.wait import wait_for_cache_sync
 
 __version__ = "0.1.0.dev0"
 
@@ -50,4 +92,47 @@ __all__ = [
     "WatchDecodeError",
     # resources
     "Resource",
+    # objects and the indexed store
+    "DeletedFinalStateUnknown",
+    "IndexFunc",
+    "IndexedStore",
+    "Indexer",
+    "Indexers",
+    "KeyFunc",
+    "KubeObject",
+    "NAMESPACE_INDEX",
+    "Store",
+    "deletion_handling_meta_namespace_key",
+    "get_labels",
+    "get_name",
+    "get_namespace",
+    "get_resource_version",
+    "get_uid",
+    "meta_namespace_key",
+    "namespace_index",
+    "split_meta_namespace_key",
+    # fifo
+    "Delta",
+    "DeltaType",
+    "KeyListerGetter",
+    "RealFIFO",
+    # selectors
+    "FieldSelector",
+    "LabelSelector",
+    # informer
+    "FilteringResourceEventHandler",
+    "HTTPListerWatcher",
+    "ListOptions",
+    "Lister",
+    "ListerWatcher",
+    "NamespaceLister",
+    "Reflector",
+    "ReflectorConfig",
+    "ResourceEventHandler",
+    "ResourceEventHandlerFuncs",
+    "ResourceEventHandlerRegistration",
+    "SharedIndexInformer",
+    "SharedInformerFactory",
+    "discover_resource",
+    "wait_for_cache_sync",
 ]

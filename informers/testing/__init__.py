@@ -5,4 +5,25 @@ machines (which need the ``testing`` extra, i.e. hypothesis).
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import importlib
+from typing import Any
+
+__all__: list[str] = [
+    # hypothesis state machines (informers.testing.stateful; imported lazily)
+    "IndexedStoreStateMachine",
+    "indexed_store_machine",
+]
+
+# Names served from modules that need optional dependencies: importing
+# informers.testing must work without hypothesis installed.
+_LAZY = {
+    "IndexedStoreStateMachine": "informers.testing.stateful",
+    "indexed_store_machine": "informers.testing.stateful",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module_name), name)

@@ -1,0 +1,160 @@
+"""SharedInformerFactory: one shared informer per resource over one API client.
+
+Informers are created on first request (:meth:`SharedInformerFactory.for_resource`
+or a helper such as :meth:`~SharedInformerFactory.pods`), started together by
+:meth:`~SharedInformerFactory.start` (later requests are started by the next
+``start()``), and stopped and joined by :meth:`~SharedInformerFactory.shutdown`.
+Thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from informers import resources as _res
+from informers.clock import REAL_CLOCK, Clock
+from informers.errors import InformerStateError
+from informers.fifo import TransformFunc
+from informers.informer import SharedIndexInformer
+from informers.listers import Lister
+from informers.listwatch import HTTPListerWatcher, ListOptions
+from informers.objects import NAMESPACE_INDEX, namespace_index
+from informers.reflector import ReflectorConfig
+from informers.resources import Resource
+
+__all__ = ["SharedInformerFactory"]
+
+
+class SharedInformerFactory:
+    """Creates and owns shared informers.
+
+    :param api_client: a :class:`kubernetes.client.ApiClient` (configuration,
+        credentials and TLS come from it; the caller closes it).
+    :param namespace: watch one namespace only (``None``: all).
+    :param resync_period: default resync period of every informer (seconds).
+    :param tweak_list_options: adjusts the options of every list and watch.
+    :param transform: set on every informer (see
+        :meth:`SharedIndexInformer.set_transform`).
+    """
+
+    def __init__(
+        self,
+        api_client: Any,
+        namespace: str | None = None,
+        resync_period: float = 0.0,
+        tweak_list_options: Callable[[ListOptions], ListOptions] | None = None,
+        transform: TransformFunc | None = None,
+        *,
+        reflector_config: ReflectorConfig | None = None,
+        clock: Clock = REAL_CLOCK,
+    ) -> None:
+        self._client = api_client
+        self.namespace = namespace
+        self._resync = resync_period
+        self._tweak = tweak_list_options
+        self._transform = transform
+        self._config = reflector_config
+        self._clock = clock
+        self._lock = threading.Lock()
+        # Guarded by _lock:
+        self._informers: dict[Resource, SharedIndexInformer] = {}
+        self._started: set[Resource] = set()
+        self._shut_down = False
+
+    def for_resource(self, resource: Resource) -> SharedIndexInformer:
+        """The shared informer of ``resource`` (created on first call)."""
+        with self._lock:
+            if self._shut_down:
+                raise InformerStateError("the factory was shut down")
+            informer = self._informers.get(resource)
+            if informer is not None:
+                return informer
+            lw = HTTPListerWatcher(
+                self._client, resource, self.namespace, tweak_list_options=self._tweak
+            )
+            name = str(resource)
+            config = self._config or ReflectorConfig()
+            informer = SharedIndexInformer(
+                lw,
+                indexers={NAMESPACE_INDEX: namespace_index} if resource.namespaced else None,
+                resync_period=self._resync,
+                name=name,
+                reflector_config=replace(config, description=name),
+                clock=self._clock,
+            )
+            if self._transform is not None:
+                informer.set_transform(self._transform)
+            self._informers[resource] = informer
+            return informer
+
+    def lister(self, resource: Resource) -> Lister:
+        """A lister over the shared informer's cache."""
+        return Lister(self.for_resource(resource).get_indexer())
+
+    # helpers for common kinds
+    def pods(self) -> SharedIndexInformer:
+        return self.for_resource(_res.PODS)
+
+    def services(self) -> SharedIndexInformer:
+        return self.for_resource(_res.SERVICES)
+
+    def configmaps(self) -> SharedIndexInformer:
+        return self.for_resource(_res.CONFIGMAPS)
+
+    def secrets(self) -> SharedIndexInformer:
+        return self.for_resource(_res.SECRETS)
+
+    def namespaces(self) -> SharedIndexInformer:
+        return self.for_resource(_res.NAMESPACES)
+
+    def nodes(self) -> SharedIndexInformer:
+        return self.for_resource(_res.NODES)
+
+    def deployments(self) -> SharedIndexInformer:
+        return self.for_resource(_res.DEPLOYMENTS)
+
+    def informers(self) -> dict[Resource, SharedIndexInformer]:
+        """Every informer created so far."""
+        with self._lock:
+            return dict(self._informers)
+
+    def start(self) -> None:
+        """Start every informer not started yet."""
+        with self._lock:
+            if self._shut_down:
+                raise InformerStateError("the factory was shut down")
+            todo = [(r, i) for r, i in self._informers.items() if r not in self._started]
+            self._started.update(r for r, _ in todo)
+        for _, informer in todo:
+            informer.start()
+
+    def wait_for_cache_sync(self, timeout: float | None = None) -> dict[Resource, str]:
+        """Block until every started informer synced or ``timeout`` passed.
+        Returns the informers that are not synced, with why (empty: all synced)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            started = [(r, self._informers[r]) for r in self._started]
+        not_synced: dict[Resource, str] = {}
+        for resource, informer in started:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if informer.wait_synced(remaining):
+                continue
+            reflector = informer.reflector
+            errors = reflector.errors() if reflector else []
+            why = f"last error: {errors[-1]}" if errors else "initial list not done"
+            if informer.is_stopped():
+                why = "stopped"
+            not_synced[resource] = why
+        return not_synced
+
+    def shutdown(self) -> None:
+        """Stop every informer and join all their threads. Idempotent."""
+        with self._lock:
+            self._shut_down = True
+            informers = list(self._informers.values())
+        for informer in informers:
+            informer.stop()

@@ -1,0 +1,477 @@
+"""Listing and watching one resource: the :class:`ListerWatcher` protocol the
+reflector consumes, and :class:`HTTPListerWatcher`, its implementation over the
+official ``kubernetes`` client.
+
+The HTTP implementation borrows only configuration, authentication and TLS from
+:class:`kubernetes.client.ApiClient`. It reads raw bytes and parses JSON itself
+(for watches, line by line from the socket): no model deserialisation happens
+on this path, so objects arrive as plain dicts exactly as the server sent them.
+
+Errors: an error ``Status`` from the server becomes an
+:class:`~informers.errors.ApiError` (or one of its subclasses:
+:class:`~informers.errors.ExpiredError` for 410,
+:class:`~informers.errors.TooManyRequestsError` for 429 with ``retry_after``
+read from the ``Retry-After`` header, :class:`~informers.errors.ResourceVersionTooLargeError`
+for a resource version the server has not reached). A watch line that is not
+JSON raises :class:`~informers.errors.WatchDecodeError` from the iterator.
+Transport failures (connection refused, reset, read timeout) propagate as the
+``urllib3`` / ``OSError`` exceptions they are; :func:`is_connection_refused`
+classifies them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import urllib.parse
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, runtime_checkable
+
+import urllib3
+from urllib3.util.retry import Retry
+
+from informers.errors import (
+    ApiError,
+    ExpiredError,
+    ResourceVersionTooLargeError,
+    TooManyRequestsError,
+    WatchDecodeError,
+)
+from informers.resources import Resource
+
+__all__ = [
+    "HTTPListerWatcher",
+    "ListOptions",
+    "ListerWatcher",
+    "WatchStream",
+    "discover_resource",
+    "error_from_status",
+    "is_connection_refused",
+]
+
+log = logging.getLogger(__name__)
+
+#: Seconds added to the server-side ``timeoutSeconds`` for the client read timeout.
+READ_TIMEOUT_MARGIN = 30.0
+#: Read timeout for requests without a server-side timeout (plain lists).
+DEFAULT_READ_TIMEOUT = 300.0
+#: Connect timeout for every request.
+CONNECT_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class ListOptions:
+    """Query parameters of one list or watch request (``None`` / ``""`` = unset).
+
+    Immutable; derive variants with :func:`dataclasses.replace`.
+    """
+
+    label_selector: str = ""
+    field_selector: str = ""
+    limit: int = 0
+    continue_token: str = ""
+    resource_version: str | None = None
+    resource_version_match: str = ""
+    allow_watch_bookmarks: bool = False
+    send_initial_events: bool | None = None
+    timeout_seconds: int | None = None
+
+    def query(self, *, watch: bool = False) -> list[tuple[str, str]]:
+        """The URL query parameters, in a stable order."""
+        q: list[tuple[str, str]] = []
+        if watch:
+            q.append(("watch", "true"))
+        if self.label_selector:
+            q.append(("labelSelector", self.label_selector))
+        if self.field_selector:
+            q.append(("fieldSelector", self.field_selector))
+        if self.limit:
+            q.append(("limit", str(self.limit)))
+        if self.continue_token:
+            q.append(("continue", self.continue_token))
+        if self.resource_version is not None:
+            q.append(("resourceVersion", self.resource_version))
+        if self.resource_version_match:
+            q.append(("resourceVersionMatch", self.resource_version_match))
+        if self.allow_watch_bookmarks:
+            q.append(("allowWatchBookmarks", "true"))
+        if self.send_initial_events is not None:
+            q.append(("sendInitialEvents", "true" if self.send_initial_events else "false"))
+        if self.timeout_seconds is not None:
+            q.append(("timeoutSeconds", str(self.timeout_seconds)))
+        return q
+
+
+@runtime_checkable
+class WatchStream(Protocol):
+    """An open watch: iterate it for parsed events (``{"type", "object"}`` dicts).
+
+    Iteration ends when the server closes the stream or :meth:`stop` is called.
+    ``stop()`` is thread-safe, idempotent, and unblocks an iteration that is
+    waiting for data in another thread.
+    """
+
+    def __iter__(self) -> Iterator[dict[str, Any]]: ...
+
+    def stop(self) -> None: ...
+
+
+@runtime_checkable
+class ListerWatcher(Protocol):
+    """What a reflector needs from the API: one resource, list and watch.
+
+    ``list`` returns the parsed list object (``{"metadata": {...}, "items": [...]}``);
+    ``watch`` opens a stream. Both raise :class:`~informers.errors.ApiError`
+    for error responses. Implementations must be safe to call from the
+    reflector's thread while ``WatchStream.stop`` is called from another.
+    """
+
+    def list(self, options: ListOptions) -> dict[str, Any]: ...
+
+    def watch(self, options: ListOptions) -> WatchStream: ...
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None  # an HTTP date: rare from kube-apiserver; fall back to backoff
+    return max(0.0, seconds)
+
+
+def error_from_status(
+    status: Mapping[str, Any] | None,
+    http_status: int = 0,
+    *,
+    retry_after: float | None = None,
+    text: str = "",
+) -> ApiError:
+    """The :class:`~informers.errors.ApiError` subclass for a Status object
+    (or, when the body was not a Status, for the HTTP code and text)."""
+    body: Mapping[str, Any] = status or {}
+    code = body.get("code") if isinstance(body.get("code"), int) else None
+    code = code or http_status
+    reason = str(body.get("reason") or "")
+    message = str(body.get("message") or text.strip())
+    details = body.get("details")
+    causes = details.get("causes") if isinstance(details, Mapping) else None
+    cause_types = (
+        {str(c.get("reason", "")) for c in causes if isinstance(c, Mapping)}
+        if isinstance(causes, list)
+        else set()
+    )
+    if isinstance(details, Mapping) and retry_after is None:
+        secs = details.get("retryAfterSeconds")
+        if isinstance(secs, int | float) and secs > 0:
+            retry_after = float(secs)
+    cls: type[ApiError] = ApiError
+    if code == 410 or reason in ("Expired", "Gone"):
+        cls = ExpiredError
+    elif code == 429 or reason == "TooManyRequests":
+        cls = TooManyRequestsError
+    elif "ResourceVersionTooLarge" in cause_types or "too large resource version" in (
+        message.lower()
+    ):
+        cls = ResourceVersionTooLargeError
+    return cls(code, reason, message, body=body, retry_after=retry_after)
+
+
+def _error_from_response(status: int, headers: Mapping[str, str], data: bytes) -> ApiError:
+    retry_after = _parse_retry_after(headers.get("Retry-After"))
+    text = data.decode("utf-8", "replace")
+    parsed: Any = None
+    try:
+        parsed = json.loads(data) if data else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and parsed.get("kind") == "Status":
+        return error_from_status(parsed, status, retry_after=retry_after)
+    return error_from_status(None, status, retry_after=retry_after, text=text[:500])
+
+
+def is_connection_refused(exc: BaseException) -> bool:
+    """Whether a transport exception means the server refused the connection
+    (looks through urllib3's wrappers and the exception chain)."""
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [exc]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, ConnectionRefusedError):
+            return True
+        if "Connection refused" in str(e) or "Errno 111" in str(e):
+            return True
+        stack.extend([e.__cause__, e.__context__, getattr(e, "reason", None)])
+    return False
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+def _retries(configured: Any) -> Any:
+    """The client's retry policy for connection errors, without urllib3's own
+    retries on HTTP statuses (the reflector must see a 429 and its
+    Retry-After, and stay stoppable while waiting)."""
+    if configured is False:
+        return False
+    if configured is None or configured is True:
+        configured = Retry.DEFAULT
+    elif isinstance(configured, int):
+        configured = Retry.from_int(configured)
+    if isinstance(configured, Retry):
+        return configured.new(status=0, status_forcelist=(), respect_retry_after_header=False)
+    return configured
+
+
+def _send(api_client: Any, path: str, read_timeout: float) -> Any:
+    """GET ``path`` with the client's host, credentials, TLS and pool; the raw
+    urllib3 response, body not read."""
+    method, url, headers, _body, _post = api_client.param_serialize(
+        "GET",
+        path,
+        header_params={"Accept": "application/json"},
+        auth_settings=["BearerToken"],
+    )
+    return api_client.rest_client.pool_manager.request(
+        method,
+        url,
+        headers=headers,
+        timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT, read=read_timeout),
+        preload_content=False,
+        retries=_retries(api_client.configuration.retries),
+    )
+
+
+class _HTTPWatchStream:
+    """A watch over one urllib3 response, read line by line."""
+
+    def __init__(self, response: Any, description: str) -> None:
+        self._response = response
+        self._description = description
+        self._lock = threading.Lock()
+        self._stopped = False  # guarded by _lock
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        try:
+            self._response.shutdown()  # unblocks a recv() in another thread
+        except (OSError, AttributeError):
+            log.debug("shutdown of the %s watch failed", self._description, exc_info=True)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called."""
+        return self._stopped
+
+    def _close(self) -> None:
+        try:
+            self._response.release_conn()
+            self._response.close()
+        except OSError:
+            log.debug("close of the %s watch failed", self._description, exc_info=True)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        pending = b""
+        try:
+            for chunk in self._response.stream(65536, decode_content=True):
+                if self.stopped:
+                    return
+                pending += chunk
+                if b"\n" not in chunk:
+                    continue
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield self._decode(line)
+            if pending.strip() and not self.stopped:
+                yield self._decode(pending)
+        except Exception:
+            if self.stopped:  # the error is our own shutdown()
+                return
+            raise
+        finally:
+            self._close()
+
+    def _decode(self, line: bytes) -> dict[str, Any]:
+        try:
+            event = json.loads(line)
+        except ValueError as exc:
+            what = f"watch line of {len(line)} bytes is not JSON ({type(exc).__name__})"
+            raise WatchDecodeError(f"{self._description}: {what}") from None
+        if not isinstance(event, dict):
+            raise WatchDecodeError(f"{self._description}: watch line is not a JSON object")
+        return event
+
+
+class HTTPListerWatcher:
+    """Lists and watches one :class:`~informers.resources.Resource` over HTTP.
+
+    ``api_client`` is a :class:`kubernetes.client.ApiClient` (its configuration,
+    credentials, TLS and connection pool are used; the caller keeps ownership
+    and closes it). ``namespace=None`` watches all namespaces. The selectors
+    apply to every request; ``tweak_list_options`` may adjust the options of
+    every request last (as client-go's ``TweakListOptionsFunc``).
+
+    Thread-safe: one instance may serve several concurrent requests.
+    """
+
+    def __init__(
+        self,
+        api_client: Any,
+        resource: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        tweak_list_options: Callable[[ListOptions], ListOptions] | None = None,
+    ) -> None:
+        self._client = api_client
+        self.resource = resource
+        self.namespace = namespace
+        self._label_selector = label_selector
+        self._field_selector = field_selector
+        self._tweak = tweak_list_options
+        self._path = resource.collection_path(namespace)
+
+    def __repr__(self) -> str:
+        ns = f" in {self.namespace!r}" if self.namespace else ""
+        return f"<HTTPListerWatcher {self.resource}{ns}>"
+
+    def _options(self, options: ListOptions) -> ListOptions:
+        if self._label_selector and not options.label_selector:
+            options = replace(options, label_selector=self._label_selector)
+        if self._field_selector and not options.field_selector:
+            options = replace(options, field_selector=self._field_selector)
+        if self._tweak is not None:
+            options = self._tweak(options)
+        return options
+
+    def _request(self, query: list[tuple[str, str]], read_timeout: float) -> Any:
+        path = self._path
+        if query:
+            path += "?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
+        response = _send(self._client, path, read_timeout)
+        if not 200 <= response.status <= 299:
+            try:
+                data = response.data or b""
+            finally:
+                response.release_conn()
+            raise _error_from_response(response.status, response.headers, data)
+        return response
+
+    def list(self, options: ListOptions) -> dict[str, Any]:
+        """GET the collection (one page when ``options.limit`` is set)."""
+        options = self._options(options)
+        timeout = (
+            options.timeout_seconds + READ_TIMEOUT_MARGIN
+            if options.timeout_seconds
+            else DEFAULT_READ_TIMEOUT
+        )
+        response = self._request(options.query(), timeout)
+        try:
+            data = response.data
+        finally:
+            response.release_conn()
+        try:
+            parsed = json.loads(data)
+        except ValueError as exc:
+            raise WatchDecodeError(f"{self.resource}: list response is not JSON ({exc})") from None
+        if not isinstance(parsed, dict) or not isinstance(parsed.get("items", []), list):
+            raise WatchDecodeError(f"{self.resource}: list response is not a list object")
+        return parsed
+
+    def watch(self, options: ListOptions) -> WatchStream:
+        """Open a watch; the read timeout is the server's ``timeoutSeconds``
+        plus a margin (so a stalled stream is noticed)."""
+        options = self._options(options)
+        timeout = (options.timeout_seconds or 0) + READ_TIMEOUT_MARGIN
+        if not options.timeout_seconds:
+            timeout = DEFAULT_READ_TIMEOUT
+        response = self._request(options.query(watch=True), timeout)
+        return _HTTPWatchStream(response, str(self.resource))
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def _get_json(api_client: Any, path: str) -> Any:
+    response = _send(api_client, path, 60.0)
+    try:
+        data = response.data or b""
+    finally:
+        response.release_conn()
+    if not 200 <= response.status <= 299:
+        raise _error_from_response(response.status, response.headers, data)
+    return json.loads(data)
+
+
+def _match(entry: Mapping[str, Any], plain: str) -> bool:
+    if "/" in str(entry.get("name", "")):
+        return False  # a subresource
+    names = {entry.get("name"), entry.get("singularName")} | set(entry.get("shortNames") or ())
+    return plain in names or plain.lower() == str(entry.get("kind", "")).lower()
+
+
+def _to_resource(group: str, version: str, entry: Mapping[str, Any]) -> Resource:
+    return Resource(
+        group,
+        version,
+        str(entry["name"]),
+        str(entry.get("kind", "")),
+        namespaced=bool(entry.get("namespaced", True)),
+        singular=str(entry.get("singularName") or ""),
+        short_names=tuple(entry.get("shortNames") or ()),
+        verbs=tuple(entry.get("verbs") or ()),
+        categories=tuple(entry.get("categories") or ()),
+    )
+
+
+def discover_resource(api_client: Any, name: str) -> Resource:
+    """Resolve a resource name the way ``kubectl get`` does: ``"pods"``,
+    ``"po"``, ``"Pod"``, ``"deployments.apps"``, ``"foos.example.com"``.
+
+    Asks the server's discovery documents (``/api/v1``, ``/apis`` and the
+    preferred version of each group); the core group wins for unqualified
+    names. Raises :class:`~informers.errors.ApiError` (404) when nothing
+    matches, or the error of a failing discovery request. Blocks on HTTP.
+    """
+    plain, _, group = name.partition(".")
+    if not plain:
+        raise ApiError(404, "NotFound", f"empty resource name {name!r}")
+    candidates: list[tuple[str, str]] = []  # (group, version)
+    if not group:
+        candidates.append(("", "v1"))
+    groups = _get_json(api_client, "/apis")
+    for g in groups.get("groups") or ():
+        gname = str(g.get("name", ""))
+        if group and gname != group:
+            continue
+        preferred = (g.get("preferredVersion") or {}).get("version")
+        versions = [str(v.get("version")) for v in g.get("versions") or ()]
+        version = preferred or (versions[0] if versions else "")
+        if version:
+            candidates.append((gname, str(version)))
+    for gname, version in candidates:
+        prefix = f"/apis/{gname}/{version}" if gname else f"/api/{version}"
+        try:
+            doc = _get_json(api_client, prefix)
+        except ApiError as exc:
+            if exc.status == 404:
+                continue
+            raise
+        for entry in doc.get("resources") or ():
+            if isinstance(entry, Mapping) and _match(entry, plain):
+                return _to_resource(gname, version, entry)
+    raise ApiError(404, "NotFound", f"the server does not serve a resource named {name!r}")

@@ -1,0 +1,33 @@
+"""Informer events as blinker signals: the lightweight way to consume them.
+
+Four named signals; the **sender is the informer**, the objects travel as
+keyword arguments::
+
+    added    (sender, obj=..., is_in_initial_list=...)
+    updated  (sender, old=..., new=...)
+    deleted  (sender, obj=...)      # obj may be a DeletedFinalStateUnknown
+    synced   (sender)               # once, when the first list is delivered
+
+Connect to one informer with ``added.connect(receiver, sender=informer)``
+(or to all informers without ``sender``). Receivers run on the informer's
+signal listener thread (one per informer, like a handler's), in event order;
+a receiver that raises is logged and the others still run for later events.
+Objects are shared and read-only.
+"""
+
+from __future__ import annotations
+
+from blinker import Namespace
+
+__all__ = ["added", "deleted", "synced", "updated"]
+
+_signals = Namespace()
+
+#: An object was added: ``obj``, ``is_in_initial_list``.
+added = _signals.signal("informers.added", doc="obj, is_in_initial_list")
+#: An object changed (or was resynced): ``old``, ``new``.
+updated = _signals.signal("informers.updated", doc="old, new")
+#: An object was deleted: ``obj`` (or a DeletedFinalStateUnknown tombstone).
+deleted = _signals.signal("informers.deleted", doc="obj")
+#: The informer delivered its first full list to the signals.
+synced = _signals.signal("informers.synced", doc="no arguments")

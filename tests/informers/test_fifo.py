@@ -1,0 +1,406 @@
+from __future__ import annotations
+
+import random
+import threading
+from typing import Any
+
+import pytest
+
+from informers.errors import FIFOClosedError, ObjectKeyError
+from informers.fifo import Delta, DeltaType, RealFIFO
+from informers.objects import DeletedFinalStateUnknown
+
+WAIT = 10.0
+
+
+def pod(name: str, version: int = 1, namespace: str = "ns") -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": namespace, "resourceVersion": str(version)},
+        "v": version,
+    }
+
+
+class DictCache:
+    """A consumer cache that is also the FIFO's ``known_objects``."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: dict[str, Any] = {}
+
+    def list_keys(self) -> list[str]:
+        with self.lock:
+            return list(self.items)
+
+    def get_by_key(self, key: str) -> Any | None:
+        with self.lock:
+            return self.items.get(key)
+
+    def apply(self, deltas: list[Delta], _initial: bool = False) -> None:
+        with self.lock:
+            for delta in deltas:
+                obj = delta.object
+                if delta.type is DeltaType.BOOKMARK:
+                    continue
+                if delta.type is DeltaType.DELETED:
+                    key = obj.key if isinstance(obj, DeletedFinalStateUnknown) else _key(obj)
+                    self.items.pop(key, None)
+                else:
+                    self.items[_key(obj)] = obj
+
+
+def _key(obj: Any) -> str:
+    meta = obj["metadata"]
+    return f"{meta['namespace']}/{meta['name']}"
+
+
+def pop_now(fifo: RealFIFO, process: Any = None) -> list[Delta]:
+    assert len(fifo) > 0, "pop_now would block"
+    return fifo.pop(process or (lambda _d, _i: None))
+
+
+def types(deltas: list[Delta]) -> list[DeltaType]:
+    return [d.type for d in deltas]
+
+
+def test_deltas_come_out_in_order_one_per_entry() -> None:
+    fifo = RealFIFO()
+    a1, a2, b1 = pod("a", 1), pod("a", 2), pod("b", 1)
+    fifo.add(a1)
+    fifo.update(a2)
+    fifo.add(b1)
+    fifo.delete(a2)
+    assert len(fifo) == 4
+    out = [pop_now(fifo) for _ in range(4)]
+    assert out == [
+        [Delta(DeltaType.ADDED, a1)],
+        [Delta(DeltaType.UPDATED, a2)],
+        [Delta(DeltaType.ADDED, b1)],
+        [Delta(DeltaType.DELETED, a2)],
+    ]
+    assert len(fifo) == 0
+
+
+def test_delta_type_values_match_client_go() -> None:
+    assert [t.value for t in DeltaType] == [
+        "Added",
+        "Updated",
+        "Deleted",
+        "Replaced",
+        "Sync",
+        "Bookmark",
+    ]
+
+
+def test_replace_is_one_entry_with_tombstones_for_cached_keys() -> None:
+    cache = DictCache()
+    fifo = RealFIFO(known_objects=cache)
+    old_a, old_gone = pod("a", 1), pod("gone", 1)
+    cache.items = {"ns/a": old_a, "ns/gone": old_gone}
+    new_a, new_c = pod("a", 5), pod("c", 5)
+    fifo.replace([new_a, new_c], "10")
+    assert len(fifo) == 1
+    deltas = pop_now(fifo, cache.apply)
+    assert deltas == [
+        Delta(DeltaType.REPLACED, new_a),
+        Delta(DeltaType.REPLACED, new_c),
+        Delta(DeltaType.DELETED, DeletedFinalStateUnknown("ns/gone", old_gone)),
+        Delta(DeltaType.BOOKMARK, "10"),
+    ]
+    assert cache.items == {"ns/a": new_a, "ns/c": new_c}
+    assert fifo.last_resource_version() == "10"
+
+
+def test_replace_tombstones_keys_only_pending_in_the_queue() -> None:
+    cache = DictCache()
+    fifo = RealFIFO(known_objects=cache)
+    x1, y1, z1 = pod("x", 1), pod("y", 1), pod("z", 1)
+    fifo.add(x1)  # pending only: never reached the cache
+    fifo.add(y1)
+    fifo.delete(y1)  # pending, but its last delta is a deletion: no tombstone
+    fifo.add(z1)  # pending and listed again: no tombstone
+    z2 = pod("z", 2)
+    fifo.replace([z2], "7")
+    for _ in range(4):
+        pop_now(fifo, cache.apply)
+    relist = pop_now(fifo, cache.apply)
+    assert relist == [
+        Delta(DeltaType.REPLACED, z2),
+        Delta(DeltaType.DELETED, DeletedFinalStateUnknown("ns/x", x1)),
+        Delta(DeltaType.BOOKMARK, "7"),
+    ]
+    assert cache.items == {"ns/z": z2}
+
+
+def test_replace_tombstone_carries_object_of_last_pending_delta() -> None:
+    cache = DictCache()
+    fifo = RealFIFO(known_objects=cache)
+    cache.items = {"ns/a": pod("a", 1)}
+    fifo.update(pod("a", 2))
+    fifo.replace([], "3")
+    pop_now(fifo, cache.apply)
+    assert pop_now(fifo, cache.apply) == [
+        Delta(DeltaType.DELETED, DeletedFinalStateUnknown("ns/a", pod("a", 2))),
+        Delta(DeltaType.BOOKMARK, "3"),
+    ]
+    assert cache.items == {}
+
+
+def test_replace_counts_an_entry_being_processed_as_pending() -> None:
+    """A relist queued while the consumer is still inside ``process`` for an
+    add (not yet in the cache) must still tombstone that key."""
+    cache = DictCache()
+    fifo = RealFIFO(known_objects=cache)
+    fifo.add(pod("a", 1))
+    inside, release = threading.Event(), threading.Event()
+
+    def slow_apply(deltas: list[Delta], initial: bool) -> None:
+        inside.set()
+        assert release.wait(WAIT)
+        cache.apply(deltas, initial)
+
+    consumer = threading.Thread(target=fifo.pop, args=(slow_apply,), name="test-consumer")
+    consumer.start()
+    try:
+        assert inside.wait(WAIT)
+        fifo.replace([], "2")
+    finally:
+        release.set()
+        consumer.join(WAIT)
+    assert pop_now(fifo, cache.apply) == [
+        Delta(DeltaType.DELETED, DeletedFinalStateUnknown("ns/a", pod("a", 1))),
+        Delta(DeltaType.BOOKMARK, "2"),
+    ]
+    assert cache.items == {}
+
+
+def test_replace_with_key_error_queues_nothing() -> None:
+    fifo = RealFIFO()
+    with pytest.raises(ObjectKeyError):
+        fifo.replace([pod("a"), {"metadata": {}}], "1")
+    assert len(fifo) == 0
+    assert not fifo.has_synced()
+
+
+def test_replace_without_known_objects_uses_queue_only() -> None:
+    fifo = RealFIFO()
+    fifo.add(pod("a"))
+    fifo.replace([pod("b")], "1")
+    pop_now(fifo)
+    assert types(pop_now(fifo)) == [DeltaType.REPLACED, DeltaType.DELETED, DeltaType.BOOKMARK]
+
+
+def test_empty_relist_is_a_lone_bookmark() -> None:
+    fifo = RealFIFO(known_objects=DictCache())
+    fifo.replace([], "4")
+    assert pop_now(fifo) == [Delta(DeltaType.BOOKMARK, "4")]
+    assert fifo.has_synced()
+    assert fifo.last_resource_version() == "4"
+
+
+def test_has_synced_after_first_replace_is_processed() -> None:
+    cache = DictCache()
+    fifo = RealFIFO(known_objects=cache)
+    fifo.bookmark("1")  # bookmarks do not populate
+    assert not fifo.has_synced()
+    fifo.replace([pod("a")], "2")
+    fifo.add(pod("b"))
+    assert not fifo.has_synced()
+    seen: list[bool] = []
+
+    def record(deltas: list[Delta], initial: bool) -> None:
+        seen.append(initial)
+        cache.apply(deltas)
+
+    pop_now(fifo, record)  # bookmark: queued before the first relist -> initial
+    assert not fifo.has_synced()
+    pop_now(fifo, record)  # the relist
+    assert fifo.has_synced()
+    pop_now(fifo, record)
+    assert seen == [True, True, False]
+    fifo.replace([], "3")  # later relists do not reset it
+    assert fifo.has_synced()
+
+
+def test_has_synced_is_immediate_when_add_comes_first() -> None:
+    fifo = RealFIFO()
+    fifo.add(pod("a"))
+    assert fifo.has_synced()
+    initial: list[bool] = []
+    fifo.pop(lambda _d, i: initial.append(i))
+    assert initial == [False]
+
+
+def test_has_synced_waits_for_process_to_return() -> None:
+    fifo = RealFIFO(known_objects=DictCache())
+    fifo.replace([pod("a")], "1")
+    observed: list[bool] = []
+    fifo.pop(lambda _d, _i: observed.append(fifo.has_synced()))
+    assert observed == [False]
+    assert fifo.has_synced()
+
+
+def test_process_error_propagates_and_entry_is_not_requeued() -> None:
+    fifo = RealFIFO(known_objects=DictCache())
+    fifo.replace([pod("a")], "5")
+    fifo.add(pod("b"))
+
+    def boom(_deltas: list[Delta], _initial: bool) -> None:
+        raise ValueError("handler failed")
+
+    with pytest.raises(ValueError, match="handler failed") as info:
+        fifo.pop(boom)
+    assert any("not requeued" in note for note in info.value.__notes__)
+    assert len(fifo) == 1  # the relist is gone, the add is next
+    assert fifo.has_synced()  # the failed entry still counts as consumed
+    assert fifo.last_resource_version() == ""  # ...but not as applied
+    assert types(pop_now(fifo)) == [DeltaType.ADDED]
+
+
+def test_close_wakes_a_blocked_pop_in_another_thread() -> None:
+    fifo = RealFIFO()
+    errors: list[BaseException] = []
+    waiting = threading.Event()
+
+    def consumer() -> None:
+        waiting.set()
+        try:
+            fifo.pop(lambda _d, _i: None)
+        except FIFOClosedError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=consumer, name=f"test-pop-{i}") for i in range(3)]
+    for t in threads:
+        t.start()
+    assert waiting.wait(WAIT)
+    fifo.close()
+    for t in threads:
+        t.join(WAIT)
+        assert not t.is_alive()
+    assert len(errors) == 3
+    assert fifo.is_closed()
+
+
+def test_closed_queue_drains_before_raising() -> None:
+    fifo = RealFIFO()
+    fifo.add(pod("a"))
+    fifo.close()
+    assert types(fifo.pop(lambda _d, _i: None)) == [DeltaType.ADDED]
+    with pytest.raises(FIFOClosedError):
+        fifo.pop(lambda _d, _i: None)
+
+
+def test_pop_blocks_until_an_item_arrives() -> None:
+    fifo = RealFIFO()
+    got: list[list[Delta]] = []
+    consumer = threading.Thread(
+        target=lambda: got.append(fifo.pop(lambda _d, _i: None)), name="test-pop"
+    )
+    consumer.start()
+    fifo.add(pod("a"))
+    consumer.join(WAIT)
+    assert not consumer.is_alive()
+    assert types(got[0]) == [DeltaType.ADDED]
+
+
+def test_resync_skips_keys_with_pending_entries() -> None:
+    cache = DictCache()
+    a, b = pod("a", 1), pod("b", 1)
+    cache.items = {"ns/a": a, "ns/b": b}
+    fifo = RealFIFO(known_objects=cache)
+    fifo.update(pod("a", 2))
+    fifo.resync()
+    assert len(fifo) == 2
+    pop_now(fifo, cache.apply)
+    assert pop_now(fifo, cache.apply) == [Delta(DeltaType.SYNC, b)]
+
+
+def test_resync_without_known_objects_is_a_no_op() -> None:
+    fifo = RealFIFO()
+    fifo.resync()
+    assert len(fifo) == 0
+
+
+def test_transform_runs_once_at_ingest_and_never_on_tombstones() -> None:
+    calls: list[str] = []
+
+    def strip(obj: dict[str, Any]) -> dict[str, Any]:
+        calls.append(obj["metadata"]["name"])
+        return {**obj, "stripped": True}
+
+    cache = DictCache()
+    cache.items = {"ns/old": {**pod("old"), "stripped": True}}
+    fifo = RealFIFO(known_objects=cache, transform=strip)
+    fifo.add(pod("a"))
+    fifo.delete(DeletedFinalStateUnknown("ns/z", pod("z")))
+    fifo.replace([pod("b")], "1")
+    fifo.resync()
+    assert calls == ["a", "b"]
+    out = [pop_now(fifo, cache.apply) for _ in range(len(fifo))]
+    assert out[0][0].object["stripped"]
+    assert out[1][0].object == DeletedFinalStateUnknown("ns/z", pod("z"))
+    assert out[2][0].object["stripped"]
+    assert calls == ["a", "b"]
+
+
+def test_transform_error_propagates_and_queues_nothing() -> None:
+    def bad(_obj: Any) -> Any:
+        raise RuntimeError("nope")
+
+    fifo = RealFIFO(transform=bad)
+    with pytest.raises(RuntimeError, match="nope"):
+        fifo.replace([pod("a")], "1")
+    assert len(fifo) == 0
+
+
+def test_bookmark_advances_last_resource_version_when_popped() -> None:
+    fifo = RealFIFO()
+    fifo.bookmark("42")
+    assert fifo.last_resource_version() == ""
+    assert pop_now(fifo) == [Delta(DeltaType.BOOKMARK, "42")]
+    assert fifo.last_resource_version() == "42"
+
+
+def test_concurrent_producer_and_consumer_end_in_the_producers_view() -> None:
+    """A producer churning adds, deletes and relists against a consumer that
+    applies entries as they come: once drained, the cache equals the truth."""
+    rng = random.Random(7)
+    cache = DictCache()
+    fifo = RealFIFO(known_objects=cache)
+    truth: dict[str, Any] = {}
+    failures: list[BaseException] = []
+
+    def consume() -> None:
+        while True:
+            try:
+                fifo.pop(cache.apply)
+            except FIFOClosedError:
+                return
+            except AssertionError as exc:  # pragma: no cover - reported below
+                failures.append(exc)
+                return
+
+    consumer = threading.Thread(target=consume, name="test-consumer")
+    consumer.start()
+    try:
+        for step in range(2000):
+            name = f"p{rng.randrange(20)}"
+            roll = rng.random()
+            if roll < 0.5:
+                obj = pod(name, step)
+                (fifo.update if f"ns/{name}" in truth else fifo.add)(obj)
+                truth[f"ns/{name}"] = obj
+            elif roll < 0.8:
+                if f"ns/{name}" in truth:
+                    fifo.delete(truth.pop(f"ns/{name}"))
+            elif roll < 0.95:
+                listed = {k: v for k, v in truth.items() if rng.random() < 0.7}
+                truth = listed
+                fifo.replace(list(listed.values()), str(step))
+            else:
+                fifo.resync()
+    finally:
+        fifo.close()
+        consumer.join(WAIT)
+    assert not consumer.is_alive()
+    assert not failures
+    assert cache.items == truth

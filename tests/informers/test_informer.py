@@ -1,0 +1,294 @@
+"""SharedIndexInformer, handlers, signals, listers and waiting, over FakeListerWatcher."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from informers import signals
+from informers.errors import CacheSyncTimeoutError, InformerStateError
+from informers.informer import (
+    FilteringResourceEventHandler,
+    ResourceEventHandlerFuncs,
+    SharedIndexInformer,
+)
+from informers.listers import Lister
+from informers.objects import NAMESPACE_INDEX, DeletedFinalStateUnknown, namespace_index
+from informers.testing.fake import FakeClock, FakeListerWatcher
+from informers.wait import wait_for_cache_sync
+
+
+def pod(name: str, rv: str, **labels: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv, "labels": labels}}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[Any, ...]] = []
+        self.lock = threading.Lock()
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        with self.lock:
+            self.events.append(("add", obj["metadata"]["name"], is_in_initial_list))
+
+    def on_update(self, old: Any, new: Any) -> None:
+        with self.lock:
+            self.events.append(
+                ("update", new["metadata"]["name"], old["metadata"]["resourceVersion"])
+            )
+
+    def on_delete(self, obj: Any) -> None:
+        name = obj.key if isinstance(obj, DeletedFinalStateUnknown) else obj["metadata"]["name"]
+        with self.lock:
+            self.events.append(("delete", name, isinstance(obj, DeletedFinalStateUnknown)))
+
+
+def settle(informer: SharedIndexInformer, rv: str) -> None:
+    """Wait until the reflector applied ``rv`` and the informer is idle."""
+    reflector = informer.reflector
+    assert reflector is not None
+    assert reflector.wait_for(lambda s: s.mem.last_sync_rv == rv, 5), reflector.state
+    assert informer.wait_idle()
+
+
+@pytest.fixture
+def lw() -> FakeListerWatcher:
+    lw = FakeListerWatcher()
+    lw.set_objects([pod("a", "2"), pod("b", "3")], "5")
+    return lw
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def informer(lw: FakeListerWatcher, clock: FakeClock) -> Iterator[SharedIndexInformer]:
+    inf = SharedIndexInformer(
+        lw, name="pods", clock=clock, indexers={NAMESPACE_INDEX: namespace_index}
+    )
+    yield inf
+    inf.stop()
+
+
+def test_initial_sync_then_events_in_order(
+    informer: SharedIndexInformer, lw: FakeListerWatcher
+) -> None:
+    rec = Recorder()
+    reg = informer.add_event_handler(rec)
+    informer.start()
+    assert wait_for_cache_sync(informer, reg, timeout=5)
+    assert sorted(o["metadata"]["name"] for o in informer.get_store().list()) == ["a", "b"]
+    w = lw.wait_for_watch()
+    w.add(pod("c", "6"))
+    w.modify(pod("a", "7"))
+    w.delete(pod("b", "8"))
+    w.bookmark("9")
+    assert informer.wait_idle()
+    reflector = informer.reflector
+    assert reflector is not None
+    assert reflector.wait_for(lambda s: s.mem.last_sync_rv == "9", 5)
+    assert informer.last_sync_resource_version() == "9"
+    assert informer.wait_idle()
+    assert rec.events == [
+        ("add", "a", True),
+        ("add", "b", True),
+        ("add", "c", False),
+        ("update", "a", "2"),
+        ("delete", "b", False),
+    ]
+    assert reg.pending() == 0
+    assert informer.get_indexer().by_index(NAMESPACE_INDEX, "ns")
+
+
+def test_relist_after_410_delivers_tombstones(
+    informer: SharedIndexInformer, lw: FakeListerWatcher, clock: FakeClock
+) -> None:
+    rec = Recorder()
+    informer.add_event_handler(rec)
+    informer.start()
+    assert informer.wait_synced(5)
+    w = lw.wait_for_watch()
+    lw.set_objects([pod("a", "2"), pod("c", "12")], "12")  # b deleted while away
+    w.error(410, "Expired", "too old")
+    assert clock.wait_for_waiters()
+    clock.advance(2)
+    lw.wait_for_watch(2)
+    settle(informer, "12")
+    assert rec.events[2:] == [("add", "c", False), ("delete", "ns/b", True)]
+    assert informer.get_store().get_by_key("ns/b") is None
+
+
+def test_late_handler_gets_current_contents_first(
+    informer: SharedIndexInformer, lw: FakeListerWatcher
+) -> None:
+    informer.start()
+    assert informer.wait_synced(5)
+    rec = Recorder()
+    reg = informer.add_event_handler(rec)
+    assert reg.wait_synced(5)
+    lw.wait_for_watch().add(pod("z", "9"))
+    settle(informer, "9")
+    assert sorted(rec.events[:2]) == [("add", "a", True), ("add", "b", True)]
+    assert rec.events[2:] == [("add", "z", False)]
+
+
+def test_failing_handler_is_logged_and_keeps_receiving(
+    informer: SharedIndexInformer, lw: FakeListerWatcher, caplog: pytest.LogCaptureFixture
+) -> None:
+    seen: list[str] = []
+
+    def boom(obj: Any) -> None:
+        seen.append(obj["metadata"]["name"])
+        raise ValueError("handler bug")
+
+    informer.add_event_handler(ResourceEventHandlerFuncs(add_func=boom))
+    rec = Recorder()
+    informer.add_event_handler(rec)
+    informer.start()
+    assert informer.wait_synced(5)
+    lw.wait_for_watch().add(pod("c", "6"))
+    settle(informer, "6")
+    assert seen == ["a", "b", "c"]
+    assert len(rec.events) == 3
+    assert "ns/c (rv 6)" in caplog.text
+    assert "labels" not in caplog.text
+
+
+def test_removed_handler_gets_nothing_more(
+    informer: SharedIndexInformer, lw: FakeListerWatcher
+) -> None:
+    rec = Recorder()
+    reg = informer.add_event_handler(rec)
+    informer.start()
+    assert reg.wait_synced(5)
+    reg.remove()
+    lw.wait_for_watch().add(pod("c", "6"))
+    settle(informer, "6")
+    assert [e[1] for e in rec.events] == ["a", "b"]
+    assert reg not in informer.registrations()
+
+
+def test_transform_runs_at_ingest_and_only_before_start(
+    informer: SharedIndexInformer,
+) -> None:
+    def strip(obj: Any) -> Any:
+        meta = {k: v for k, v in obj["metadata"].items() if k != "labels"}
+        return {**obj, "metadata": meta, "transformed": True}
+
+    informer.set_transform(strip)
+    informer.start()
+    assert informer.wait_synced(5)
+    assert all(o["transformed"] for o in informer.get_store().list())
+    with pytest.raises(InformerStateError):
+        informer.set_transform(None)
+
+
+def test_resync_replays_cache_to_due_handlers(lw: FakeListerWatcher, clock: FakeClock) -> None:
+    inf = SharedIndexInformer(lw, name="pods", clock=clock, resync_period=10)
+    rec, quiet = Recorder(), Recorder()
+    inf.add_event_handler(rec)
+    inf.add_event_handler(quiet, resync_period=0)
+    try:
+        inf.start()
+        assert inf.wait_synced(5)
+        lw.wait_for_watch()
+        clock.advance(10)
+        assert inf.wait_idle()
+        assert sorted(rec.events[2:]) == [("update", "a", "2"), ("update", "b", "3")]
+        assert len(quiet.events) == 2
+        assert len(lw.list_calls) == 1  # never re-lists
+    finally:
+        inf.stop()
+
+
+def test_signals_carry_informer_as_sender(
+    informer: SharedIndexInformer, lw: FakeListerWatcher
+) -> None:
+    got: list[tuple[str, Any]] = []
+    synced = threading.Event()
+
+    def on_added(sender: Any, obj: Any, is_in_initial_list: bool) -> None:
+        got.append(("added", obj["metadata"]["name"]))
+
+    def on_deleted(sender: Any, obj: Any) -> None:
+        got.append(("deleted", obj["metadata"]["name"]))
+
+    def on_synced(sender: Any) -> None:
+        synced.set()
+
+    signals.added.connect(on_added, sender=informer)
+    signals.deleted.connect(on_deleted, sender=informer)
+    signals.synced.connect(on_synced, sender=informer)
+    try:
+        informer.start()
+        assert synced.wait(5)
+        lw.wait_for_watch().delete(pod("a", "9"))
+        settle(informer, "9")
+        assert got == [("added", "a"), ("added", "b"), ("deleted", "a")]
+    finally:
+        signals.added.disconnect(on_added, sender=informer)
+        signals.deleted.disconnect(on_deleted, sender=informer)
+        signals.synced.disconnect(on_synced, sender=informer)
+
+
+def test_filtering_handler_turns_transitions_into_add_and_delete() -> None:
+    rec = Recorder()
+    h = FilteringResourceEventHandler(lambda o: o["metadata"]["labels"].get("app") == "web", rec)
+    h.on_add(pod("a", "1", app="web"), True)
+    h.on_add(pod("b", "1"), True)
+    h.on_update(pod("a", "1", app="web"), pod("a", "2"))  # leaves: delete
+    h.on_update(pod("b", "1"), pod("b", "2", app="web"))  # enters: add
+    h.on_update(pod("b", "2", app="web"), pod("b", "3", app="web"))
+    h.on_delete(DeletedFinalStateUnknown("ns/b", pod("b", "3", app="web")))
+    assert rec.events == [
+        ("add", "a", True),
+        ("delete", "a", False),
+        ("add", "b", False),
+        ("update", "b", "2"),
+        ("delete", "ns/b", True),
+    ]
+
+
+def test_wait_for_cache_sync_names_unsynced(clock: FakeClock) -> None:
+    lw = FakeListerWatcher()
+    lw.script_list(ConnectionResetError("down"))
+    inf = SharedIndexInformer(lw, name="pods", clock=clock)
+    try:
+        inf.start()
+        with pytest.raises(CacheSyncTimeoutError) as info:
+            wait_for_cache_sync(inf, timeout=0.05)
+        assert "pods" in str(info.value)
+        stop = threading.Event()
+        stop.set()
+        assert not wait_for_cache_sync(inf, lambda: False, stop=stop)
+    finally:
+        inf.stop()
+
+
+def test_lister_filters_by_label_and_namespace(
+    informer: SharedIndexInformer, lw: FakeListerWatcher
+) -> None:
+    lw.set_objects([pod("a", "1", app="web"), pod("b", "2", app="db")], "5")
+    informer.start()
+    assert informer.wait_synced(5)
+    lister = Lister(informer.get_indexer())
+    assert [o["metadata"]["name"] for o in lister.list("app=web")] == ["a"]
+    assert len(lister.list()) == 2
+    assert lister.namespace("ns").get("b") is not None
+    assert [o["metadata"]["name"] for o in lister.namespace("ns").list("app in (db)")] == ["b"]
+    assert lister.namespace("other").list() == []
+    assert lister.get("a", "ns") is not None
+
+
+def test_start_twice_and_handler_after_stop_are_refused(informer: SharedIndexInformer) -> None:
+    informer.start()
+    with pytest.raises(InformerStateError):
+        informer.start()
+    informer.stop()
+    with pytest.raises(InformerStateError):
+        informer.add_event_handler(Recorder())

@@ -1,0 +1,320 @@
+"""HTTPListerWatcher over a tiny scripted HTTP server (no emulator needed)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import kubernetes.client
+import pytest
+
+from informers.errors import (
+    ApiError,
+    ExpiredError,
+    ResourceVersionTooLargeError,
+    TooManyRequestsError,
+    WatchDecodeError,
+)
+from informers.listwatch import (
+    HTTPListerWatcher,
+    ListOptions,
+    discover_resource,
+    error_from_status,
+    is_connection_refused,
+)
+from informers.resources import DEPLOYMENTS, PODS, Resource
+
+
+class Script:
+    """What the server answers, keyed by path; records requests."""
+
+    def __init__(self) -> None:
+        self.responses: dict[str, tuple[int, dict[str, str], list[bytes]]] = {}
+        self.requests: list[tuple[str, dict[str, list[str]], dict[str, str]]] = []
+        self.hold = threading.Event()  # watch bodies wait on this after their chunks
+
+
+def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            url = urlsplit(self.path)
+            query = parse_qs(url.query)
+            script.requests.append((url.path, query, dict(self.headers)))
+            key = url.path + ("?watch" if query.get("watch") else "")
+            status, headers, chunks = script.responses.get(key, (404, {}, [b"{}"]))
+            self.send_response(status)
+            self.send_header("Connection", "close")
+            for k, v in headers.items():
+                self.send_header(k, v)
+            if "watch" in key and status == 200:
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for chunk in chunks:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
+                script.hold.wait(10)
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            body = b"".join(chunks)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    return Handler
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[Script, Any]]:
+    script = Script()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(script))
+    httpd.daemon_threads = False  # server_close() joins them
+    thread = threading.Thread(
+        target=httpd.serve_forever, args=(0.05,), name="test-http", daemon=True
+    )
+    thread.start()
+    config = kubernetes.client.Configuration()
+    config.host = f"http://127.0.0.1:{httpd.server_address[1]}"
+    config.api_key = {"authorization": "Bearer sekret"}
+    client = kubernetes.client.ApiClient(config)
+    try:
+        yield script, client
+    finally:
+        script.hold.set()
+        client.close()
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+def j(obj: Any) -> bytes:
+    return json.dumps(obj).encode()
+
+
+def test_list_sends_options_and_parses_raw_json(server: tuple[Script, Any]) -> None:
+    script, client = server
+    body = {
+        "kind": "PodList",
+        "metadata": {"resourceVersion": "7"},
+        "items": [{"metadata": {"name": "a"}}],
+    }
+    script.responses["/api/v1/namespaces/ns/pods"] = (200, {}, [j(body)])
+    lw = HTTPListerWatcher(client, PODS, "ns", label_selector="app in (a,b)")
+    got = lw.list(
+        ListOptions(resource_version="0", limit=500, field_selector="status.phase=Running")
+    )
+    assert got == body
+    _path, query, headers = script.requests[0]
+    assert query["labelSelector"] == ["app in (a,b)"]
+    assert query["fieldSelector"] == ["status.phase=Running"]
+    assert query["limit"] == ["500"]
+    assert query["resourceVersion"] == ["0"]
+    assert headers["authorization"] == "Bearer sekret"
+
+
+def test_watch_reads_lines_across_chunks(server: tuple[Script, Any]) -> None:
+    script, client = server
+    e1 = j({"type": "ADDED", "object": {"metadata": {"name": "a", "resourceVersion": "2"}}})
+    e2 = j({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "3"}}})
+    chunks = [e1[:10], e1[10:] + b"\n" + e2[:5], e2[5:] + b"\n"]
+    script.responses["/apis/apps/v1/deployments?watch"] = (200, {}, chunks)
+    script.hold.set()
+    lw = HTTPListerWatcher(client, DEPLOYMENTS)
+    stream = lw.watch(
+        ListOptions(resource_version="1", allow_watch_bookmarks=True, timeout_seconds=5)
+    )
+    events = list(stream)
+    assert [e["type"] for e in events] == ["ADDED", "BOOKMARK"]
+    _, query, _ = script.requests[0]
+    assert query["watch"] == ["true"]
+    assert query["allowWatchBookmarks"] == ["true"]
+    assert query["timeoutSeconds"] == ["5"]
+
+
+def test_watch_stop_from_another_thread_ends_iteration(server: tuple[Script, Any]) -> None:
+    script, client = server
+    e1 = j({"type": "ADDED", "object": {"metadata": {"name": "a"}}}) + b"\n"
+    script.responses["/api/v1/pods?watch"] = (200, {}, [e1])
+    stream = HTTPListerWatcher(client, PODS).watch(ListOptions(timeout_seconds=30))
+    it = iter(stream)
+    assert next(it)["type"] == "ADDED"
+    got: list[Any] = []
+    t = threading.Thread(target=lambda: got.extend(it), name="test-reader")
+    t.start()
+    stream.stop()
+    t.join(5)
+    assert not t.is_alive()
+    assert got == []
+    stream.stop()  # idempotent
+
+
+def test_watch_malformed_line_raises_decode_error(server: tuple[Script, Any]) -> None:
+    script, client = server
+    script.responses["/api/v1/pods?watch"] = (200, {}, [b'{"type": "ADDED", "obj\n'])
+    script.hold.set()
+    stream = HTTPListerWatcher(client, PODS).watch(ListOptions(timeout_seconds=5))
+    with pytest.raises(WatchDecodeError, match="pods") as info:
+        list(stream)
+    assert "obj" not in str(info.value)
+
+
+def status(code: int, reason: str, message: str = "", **extra: Any) -> bytes:
+    return j(
+        {
+            "kind": "Status",
+            "status": "Failure",
+            "code": code,
+            "reason": reason,
+            "message": message,
+            **extra,
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "headers", "body", "cls", "retry_after"),
+    [
+        (410, {}, status(410, "Expired", "too old"), ExpiredError, None),
+        (429, {"Retry-After": "3"}, status(429, "TooManyRequests"), TooManyRequestsError, 3.0),
+        (
+            429,
+            {"Retry-After": "2", "Content-Type": "text/plain"},
+            b"Too many requests, please try again later.\n",
+            TooManyRequestsError,
+            2.0,
+        ),
+        (
+            504,
+            {},
+            status(
+                504,
+                "Timeout",
+                "Too large resource version: 99, current: 5",
+                details={"causes": [{"reason": "ResourceVersionTooLarge"}]},
+            ),
+            ResourceVersionTooLargeError,
+            None,
+        ),
+        (500, {}, b"oops", ApiError, None),
+    ],
+)
+def test_error_responses_map_to_typed_errors(  # noqa: PLR0917
+    server: tuple[Script, Any],
+    code: int,
+    headers: dict[str, str],
+    body: bytes,
+    cls: type[ApiError],
+    retry_after: float | None,
+) -> None:
+    script, client = server
+    script.responses["/api/v1/pods"] = (code, headers, [body])
+    script.responses["/api/v1/pods?watch"] = (code, headers, [body])
+    lw = HTTPListerWatcher(client, PODS)
+    for call in (lambda: lw.list(ListOptions()), lambda: lw.watch(ListOptions())):
+        with pytest.raises(ApiError) as info:
+            call()
+        assert type(info.value) is cls
+        assert info.value.status == code
+        assert info.value.retry_after == retry_after
+
+
+def test_error_from_status_event_object() -> None:
+    err = error_from_status(
+        {"code": 410, "reason": "Expired", "message": "too old resource version: 1 (5)"}
+    )
+    assert isinstance(err, ExpiredError)
+    assert "too old" in err.message
+
+
+def test_connection_refused_is_classified() -> None:
+    config = kubernetes.client.Configuration()
+    config.host = "http://127.0.0.1:9"
+    config.retries = False
+    client = kubernetes.client.ApiClient(config)
+    with pytest.raises(Exception) as info:  # noqa: PT011 - urllib3's own types
+        HTTPListerWatcher(client, PODS).list(ListOptions())
+    client.close()
+    assert is_connection_refused(info.value)
+    assert not is_connection_refused(ValueError("x"))
+
+
+def test_discovery_resolves_core_group_and_crds(server: tuple[Script, Any]) -> None:
+    script, client = server
+    script.responses["/apis"] = (
+        200,
+        {},
+        [
+            j(
+                {
+                    "groups": [
+                        {
+                            "name": "apps",
+                            "preferredVersion": {"version": "v1"},
+                            "versions": [{"version": "v1"}],
+                        },
+                        {"name": "example.com", "versions": [{"version": "v1beta1"}]},
+                    ]
+                }
+            )
+        ],
+    )
+    script.responses["/api/v1"] = (
+        200,
+        {},
+        [
+            j(
+                {
+                    "resources": [
+                        {
+                            "name": "pods",
+                            "singularName": "pod",
+                            "namespaced": True,
+                            "kind": "Pod",
+                            "shortNames": ["po"],
+                        },
+                        {"name": "pods/status", "namespaced": True, "kind": "Pod"},
+                    ]
+                }
+            )
+        ],
+    )
+    script.responses["/apis/apps/v1"] = (
+        200,
+        {},
+        [j({"resources": [{"name": "deployments", "namespaced": True, "kind": "Deployment"}]})],
+    )
+    script.responses["/apis/example.com/v1beta1"] = (
+        200,
+        {},
+        [
+            j(
+                {
+                    "resources": [
+                        {"name": "foos", "singularName": "foo", "namespaced": False, "kind": "Foo"}
+                    ]
+                }
+            )
+        ],
+    )
+    assert discover_resource(client, "po") == Resource(
+        "", "v1", "pods", "Pod", singular="pod", short_names=("po",), verbs=()
+    )
+    assert discover_resource(client, "deployments.apps").kind == "Deployment"
+    foo = discover_resource(client, "foo")
+    assert (foo.group, foo.version, foo.plural, foo.namespaced) == (
+        "example.com",
+        "v1beta1",
+        "foos",
+        False,
+    )
+    with pytest.raises(ApiError) as info:
+        discover_resource(client, "bars.example.com")
+    assert info.value.status == 404

@@ -1,0 +1,337 @@
+"""The threaded reflector driver, against FakeListerWatcher and FakeClock."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import pytest
+
+from informers.errors import ExpiredError, TooManyRequestsError, WatchDecodeError
+from informers.listwatch import ListOptions
+from informers.reflector import (
+    BackingOff,
+    BackoffManager,
+    Next,
+    Reflector,
+    ReflectorConfig,
+    ReflectorState,
+    Watching,
+)
+from informers.testing.fake import FakeClock, FakeListerWatcher, FakeWatch
+
+
+def pod(name: str, rv: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv}}
+
+
+class RecordingStore:
+    def __init__(self) -> None:
+        self.ops: list[tuple[str, Any]] = []
+        self.cond = threading.Condition()
+
+    def _record(self, op: str, value: Any) -> None:
+        with self.cond:
+            self.ops.append((op, value))
+            self.cond.notify_all()
+
+    def add(self, obj: Any) -> None:
+        self._record("add", obj["metadata"]["name"])
+
+    def update(self, obj: Any) -> None:
+        self._record("update", obj["metadata"]["name"])
+
+    def delete(self, obj: Any) -> None:
+        self._record("delete", obj["metadata"]["name"])
+
+    def replace(self, objects: Iterable[Any], resource_version: str) -> None:
+        names = sorted(o["metadata"]["name"] for o in objects)
+        self._record("replace", (names, resource_version))
+
+    def resync(self) -> None:
+        self._record("resync", None)
+
+    def wait_ops(self, n: int, timeout: float = 5.0) -> list[tuple[str, Any]]:
+        with self.cond:
+            assert self.cond.wait_for(lambda: len(self.ops) >= n, timeout), self.ops
+            return list(self.ops)
+
+
+class Running:
+    def __init__(self, reflector: Reflector) -> None:
+        self.reflector = reflector
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=reflector.run, args=(self.stop,), name="test-refl")
+
+    def __enter__(self) -> Running:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(5)
+        assert not self.thread.is_alive()
+
+    def wait_state(self, pred: Callable[[ReflectorState], bool]) -> ReflectorState:
+        assert self.reflector.wait_for(pred, 5.0), self.reflector.state
+        return self.reflector.state
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def lw() -> FakeListerWatcher:
+    return FakeListerWatcher()
+
+
+@pytest.fixture
+def store() -> RecordingStore:
+    return RecordingStore()
+
+
+def make(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock, **config: Any
+) -> Reflector:
+    cfg = ReflectorConfig(description="pods", **config)
+    return Reflector(lw, store, config=cfg, clock=clock, rng=random.Random(1))
+
+
+def test_list_then_watch_applies_events_in_order(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    lw.set_objects([pod("a", "2"), pod("b", "3")], "5")
+    refl = make(lw, store, clock)
+    with Running(refl):
+        watch = lw.wait_for_watch()
+        assert watch.options.resource_version == "5"
+        assert watch.options.allow_watch_bookmarks
+        assert 300 <= (watch.options.timeout_seconds or 0) <= 600
+        watch.add(pod("c", "6"))
+        watch.modify(pod("a", "7"))
+        watch.delete(pod("b", "8"))
+        watch.bookmark("9")
+        ops = store.wait_ops(4)
+        assert ops == [
+            ("replace", (["a", "b"], "5")),
+            ("add", "c"),
+            ("update", "a"),
+            ("delete", "b"),
+        ]
+        assert refl.wait_for(lambda s: s.mem.last_sync_rv == "9", 5)
+        assert refl.last_sync_resource_version() == "9"
+    assert lw.list_calls[0] == ListOptions(resource_version="0", limit=500)
+
+
+def test_clean_end_rewatches_from_last_rv_without_relist(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    lw.set_objects([], "5")
+    with Running(make(lw, store, clock)):
+        w1 = lw.wait_for_watch()
+        w1.add(pod("a", "6"))
+        store.wait_ops(2)
+        clock.advance(10)  # the watch lasted long enough
+        w1.close()
+        w2 = lw.wait_for_watch(2)
+        assert w2.options.resource_version == "6"
+    assert len(lw.list_calls) == 1
+
+
+def test_list_failure_backs_off_then_relists(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    errors: list[BaseException] = []
+    lw.script_list(ConnectionResetError("boom"))
+    lw.set_objects([pod("a", "1")], "4")
+    refl = make(lw, store, clock)
+    refl.set_watch_error_handler(lambda r, e: errors.append(e))
+    with Running(refl) as run:
+        run.wait_state(lambda s: isinstance(s, BackingOff))
+        assert clock.wait_for_waiters()
+        assert len(lw.list_calls) == 1
+        clock.advance(1.7)  # 0.8 s base + up to 0.8 s jitter
+        lw.wait_for_watch()
+        assert store.wait_ops(1) == [("replace", (["a"], "4"))]
+    assert len(errors) == 1
+    assert isinstance(errors[0], ConnectionResetError)
+    assert refl.errors() == errors
+
+
+def test_watch_429_honours_retry_after_and_rewatches(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    lw.set_objects([], "5")
+    lw.script_watch(TooManyRequestsError(429, "TooManyRequests", retry_after=7.0))
+    with Running(make(lw, store, clock)) as run:
+        run.wait_state(lambda s: s == BackingOff(s.mem, Next.REWATCH))
+        assert clock.wait_for_waiters()
+        clock.advance(6.9)
+        assert not lw.watches
+        clock.advance(0.2)
+        w = lw.wait_for_watch()
+        assert w.options.resource_version == "5"
+    assert len(lw.list_calls) == 1
+
+
+def test_watch_410_relists_at_last_rv(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    lw.set_objects([pod("a", "1")], "5")
+    with Running(make(lw, store, clock)):
+        w = lw.wait_for_watch()
+        w.bookmark("8")
+        w.error(410, "Expired", "too old resource version")
+        assert clock.wait_for_waiters()
+        lw.set_objects([pod("b", "9")], "9")
+        clock.advance(2)
+        lw.wait_for_watch(2)
+        assert store.wait_ops(2)[1] == ("replace", (["b"], "9"))
+    assert lw.list_calls[1].resource_version == "8"
+
+
+def test_malformed_line_reports_and_relists(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    errors: list[BaseException] = []
+    lw.set_objects([], "5")
+    refl = make(lw, store, clock)
+    refl.set_watch_error_handler(lambda r, e: errors.append(e))
+    with Running(refl) as run:
+        w = lw.wait_for_watch()
+        w.fail(WatchDecodeError("pods: watch line of 12 bytes is not JSON"))
+        run.wait_state(lambda s: isinstance(s, BackingOff))
+        assert clock.wait_for_waiters()
+        clock.advance(2)
+        lw.wait_for_watch(2)
+    assert len(lw.list_calls) == 2
+    assert isinstance(errors[0], WatchDecodeError)
+
+
+def test_stop_interrupts_an_open_watch(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    lw.set_objects([], "5")
+    with Running(make(lw, store, clock)):
+        w = lw.wait_for_watch()
+    assert w.stopped
+
+
+def test_stop_interrupts_a_backoff(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    lw.script_list(ExpiredError(410, "Expired"), ExpiredError(410, "Expired"))
+    with Running(make(lw, store, clock)) as run:
+        run.wait_state(lambda s: isinstance(s, BackingOff))
+        assert clock.wait_for_waiters()
+    assert [c.resource_version for c in lw.list_calls] == ["0", ""]
+
+
+def test_streaming_list_replaces_on_end_bookmark_and_keeps_watching(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    with Running(make(lw, store, clock, use_watch_list=True)) as run:
+        w = lw.wait_for_watch()
+        assert w.options.send_initial_events
+        assert w.options.resource_version_match == "NotOlderThan"
+        w.add(pod("a", "3"))
+        w.add(pod("b", "4"))
+        w.delete(pod("a", "5"))
+        w.bookmark("6", initial_events_end=True)
+        assert store.wait_ops(1) == [("replace", (["b"], "6"))]
+        w.add(pod("c", "7"))
+        assert store.wait_ops(2)[1] == ("add", "c")
+        run.wait_state(lambda s: isinstance(s, Watching) and s.rv == "7")
+    assert clock.pending_timers() == 0  # the deadline was cancelled
+    assert not lw.list_calls
+
+
+def test_streaming_list_deadline_falls_back_to_list(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    lw.set_objects([pod("x", "2")], "3")
+    refl = make(lw, store, clock, use_watch_list=True, watch_list_deadline=10.0)
+    with Running(refl) as run:
+        w = lw.wait_for_watch()
+        w.add(pod("a", "3"))
+        clock.advance(10)
+        assert store.wait_ops(1) == [("replace", (["x"], "3"))]
+        w2 = lw.wait_for_watch(2)
+        assert not w2.options.send_initial_events
+        run.wait_state(lambda s: isinstance(s, Watching))
+        assert not refl.state.mem.watch_list
+    assert w.stopped
+
+
+def test_resync_calls_store_resync_when_due(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    lw.set_objects([], "5")
+    due = [False, True]
+    refl = Reflector(
+        lw,
+        store,
+        config=ReflectorConfig(),
+        clock=clock,
+        resync_period=30,
+        should_resync=lambda: due.pop(0),
+    )
+    with Running(refl):
+        lw.wait_for_watch()
+        store.wait_ops(1)
+        clock.advance(30)
+        clock.advance(30)
+        assert store.wait_ops(2)[1] == ("resync", None)
+        assert len(store.ops) == 2
+    assert clock.pending_timers() == 0
+
+
+def test_run_twice_concurrently_is_refused(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    refl = make(lw, store, clock)
+    with Running(refl):
+        lw.wait_for_watch()
+        with pytest.raises(RuntimeError):
+            refl.run(threading.Event())
+
+
+def test_backoff_manager_doubles_caps_and_resets() -> None:
+    clock = FakeClock()
+
+    class NoJitter(random.Random):
+        def random(self) -> float:
+            return 0.0
+
+    b = BackoffManager(clock=clock, rng=NoJitter())
+    delays = []
+    for _ in range(8):
+        delays.append(b.next_delay())
+        clock.advance(1)
+    assert delays == [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0]
+    clock.advance(121)
+    assert b.next_delay() == 0.8
+
+
+def test_backoff_jitter_is_bounded() -> None:
+    b = BackoffManager(rng=random.Random(3))
+    d = b.next_delay()
+    assert 0.8 <= d <= 1.6
+
+
+def _events(w: FakeWatch) -> Iterator[dict[str, Any]]:
+    return iter(w)
+
+
+def test_fake_watch_iteration_raises_and_stops() -> None:
+    w = FakeWatch()
+    w.add(pod("a", "1"))
+    w.fail(ValueError("x"))
+    it = _events(w)
+    assert next(it)["type"] == "ADDED"
+    with pytest.raises(ValueError, match="x"):
+        next(it)

@@ -1,0 +1,564 @@
+"""Every transition of the reflector's pure step function, without I/O."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from informers.errors import (
+    ApiError,
+    ExpiredError,
+    ResourceVersionTooLargeError,
+    TooManyRequestsError,
+    WatchDecodeError,
+)
+from informers.listwatch import ListOptions
+from informers.reflector import (
+    INITIAL_EVENTS_END_ANNOTATION,
+    BackingOff,
+    Backoff,
+    Begin,
+    Buffer,
+    BufferDelete,
+    BufferPut,
+    CancelDeadline,
+    ClearBuffer,
+    CloseWatch,
+    DeadlineFired,
+    Idle,
+    ListError,
+    Listing,
+    ListPage,
+    Memory,
+    Next,
+    ReflectorConfig,
+    ReflectorState,
+    Replace,
+    Report,
+    RequestList,
+    RequestWatch,
+    Stopped,
+    StopRequested,
+    StoreAdd,
+    StoreDelete,
+    StoreUpdate,
+    Streaming,
+    TimerFired,
+    WatchEnded,
+    WatchEvent,
+    Watching,
+    WatchOpenError,
+    step,
+)
+
+CFG = ReflectorConfig(description="pods", page_size=2)
+STREAM_CFG = ReflectorConfig(description="pods", use_watch_list=True, watch_list_deadline=7.0)
+
+
+def pod(name: str, rv: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv}}
+
+
+def page(items: list[Any], rv: str, cont: str = "") -> dict[str, Any]:
+    meta: dict[str, Any] = {"resourceVersion": rv}
+    if cont:
+        meta["continue"] = cont
+    return {"kind": "PodList", "metadata": meta, "items": items}
+
+
+def watching(rv: str = "10", events: int = 0, **mem: Any) -> Watching:
+    return Watching(Memory(last_sync_rv=rv, **mem), rv=rv, events=events)
+
+
+def watch_opts(rv: str) -> ListOptions:
+    return ListOptions(resource_version=rv, allow_watch_bookmarks=True)
+
+
+# ---------------------------------------------------------------- start
+
+
+def test_begin_lists_at_rv_0_paginated() -> None:
+    state, actions = step(Idle(), Begin(), CFG)
+    assert state == Listing(Memory(), list_rv="0", limit=2)
+    assert actions == (ClearBuffer(), RequestList(ListOptions(resource_version="0", limit=2)))
+
+
+def test_begin_streams_when_watch_list_enabled() -> None:
+    state, actions = step(Idle(), Begin(), STREAM_CFG)
+    assert state == Streaming(Memory(watch_list=True), requested_rv="")
+    opts = ListOptions(
+        resource_version="",
+        resource_version_match="NotOlderThan",
+        send_initial_events=True,
+        allow_watch_bookmarks=True,
+    )
+    assert actions == (ClearBuffer(), RequestWatch(opts, deadline=7.0))
+
+
+def test_idle_ignores_other_inputs() -> None:
+    assert step(Idle(), TimerFired(), CFG) == (Idle(), ())
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        Idle(),
+        Listing(Memory(), "0", 2),
+        BackingOff(Memory(), Next.RELIST),
+        Stopped(Memory()),
+    ],
+)
+def test_stop_without_watch(state: ReflectorState) -> None:
+    assert step(state, StopRequested(), CFG) == (Stopped(state.mem), ())
+
+
+@pytest.mark.parametrize("state", [watching(), Streaming(Memory(), "")])
+def test_stop_closes_the_watch(state: ReflectorState) -> None:
+    assert step(state, StopRequested(), CFG) == (Stopped(state.mem), (CloseWatch(),))
+
+
+def test_stopped_is_final() -> None:
+    s = Stopped(Memory(last_sync_rv="5"))
+    assert step(s, Begin(), CFG) == (s, ())
+
+
+# ---------------------------------------------------------------- listing
+
+
+def test_list_page_with_continue_requests_next_page_without_rv() -> None:
+    s = Listing(Memory(), "0", 2)
+    items = [pod("a", "3"), pod("b", "4")]
+    state, actions = step(s, ListPage(page(items, "9", cont="tok")), CFG)
+    assert state == Listing(Memory(), "0", 2, continue_token="tok", pages=1)
+    assert actions == (Buffer(items), RequestList(ListOptions(limit=2, continue_token="tok")))
+
+
+def test_last_page_replaces_and_watches_from_list_rv() -> None:
+    s = Listing(Memory(rv_unavailable=True), "", 2, continue_token="tok", pages=1)
+    items = [pod("c", "5")]
+    state, actions = step(s, ListPage(page(items, "9")), CFG)
+    mem = Memory(last_sync_rv="9")
+    assert state == Watching(mem, rv="9")
+    assert actions == (Buffer(items), Replace("9"), RequestWatch(watch_opts("9")))
+
+
+def test_paginated_answer_at_rv_0_is_remembered() -> None:
+    s = Listing(Memory(), "0", 2, continue_token="tok", pages=1)
+    state, _ = step(s, ListPage(page([], "9")), CFG)
+    assert state.mem.paginated
+    # and relists at a specific RV keep paginating
+    state, actions = step(BackingOff(state.mem, Next.RELIST), TimerFired(), CFG)
+    assert actions[-1] == RequestList(ListOptions(resource_version="9", limit=2))
+
+
+def test_relist_at_last_rv_is_not_paginated() -> None:
+    state, actions = step(BackingOff(Memory(last_sync_rv="9"), Next.RELIST), TimerFired(), CFG)
+    assert state == Listing(Memory(last_sync_rv="9"), "9", 0)
+    assert actions == (ClearBuffer(), RequestList(ListOptions(resource_version="9")))
+
+
+def test_relist_after_unavailable_rv_is_at_empty_rv_paginated() -> None:
+    mem = Memory(last_sync_rv="9", rv_unavailable=True)
+    _, actions = step(BackingOff(mem, Next.RELIST), TimerFired(), CFG)
+    assert actions[-1] == RequestList(ListOptions(resource_version="", limit=2))
+
+
+def test_page_without_limit_ignores_continue() -> None:
+    s = Listing(Memory(last_sync_rv="5"), "5", 0)
+    state, actions = step(s, ListPage(page([], "9", cont="tok")), CFG)
+    assert isinstance(state, Watching)
+    assert Replace("9") in actions
+
+
+def test_list_without_items_key_is_empty() -> None:
+    state, actions = step(
+        Listing(Memory(), "0", 2), ListPage({"metadata": {"resourceVersion": "3"}}), CFG
+    )
+    assert isinstance(state, Watching)
+    assert actions[0] == Buffer([])
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"items": []},
+        {"metadata": {"resourceVersion": "1"}, "items": [{"spec": {}}]},
+        {"metadata": {"resourceVersion": "1"}, "items": "nope"},
+        {"metadata": {"resourceVersion": "1"}, "items": [{"metadata": {"name": 3}}]},
+    ],
+)
+def test_malformed_list_reports_and_backs_off(bad: dict[str, Any]) -> None:
+    state, actions = step(Listing(Memory(), "0", 2), ListPage(bad), CFG)
+    assert state == BackingOff(Memory(), Next.RELIST)
+    assert isinstance(actions[1], Report)
+    assert isinstance(actions[1].error, WatchDecodeError)
+    assert actions[2] == Backoff("malformed list")
+
+
+def test_expired_continue_falls_back_to_full_list() -> None:
+    s = Listing(Memory(), "", 2, continue_token="tok", pages=3)
+    state, actions = step(s, ListError(ExpiredError(410, "Expired")), CFG)
+    assert state == Listing(Memory(), "", 0, full_list_fallback=True)
+    assert actions == (ClearBuffer(), RequestList(ListOptions()))
+
+
+def test_expired_full_list_fallback_retries_at_empty_rv_then_backs_off() -> None:
+    s = Listing(Memory(), "", 0, full_list_fallback=True, retried_unavailable=True)
+    err = ExpiredError(410, "Expired")
+    state, actions = step(s, ListError(err), CFG)
+    assert state == BackingOff(Memory(rv_unavailable=True), Next.RELIST)
+    assert actions == (ClearBuffer(), Report(err), Backoff("list failed", None))
+
+
+@pytest.mark.parametrize(
+    "err", [ExpiredError(410, "Expired"), ResourceVersionTooLargeError(504, "Timeout")]
+)
+def test_unavailable_rv_relists_at_empty_rv_at_once(err: ApiError) -> None:
+    s = Listing(Memory(last_sync_rv="9"), "9", 0)
+    state, actions = step(s, ListError(err), CFG)
+    mem = Memory(last_sync_rv="9", rv_unavailable=True)
+    assert state == Listing(mem, "", 2, retried_unavailable=True)
+    assert actions == (ClearBuffer(), RequestList(ListOptions(resource_version="", limit=2)))
+    # a second failure backs off and keeps the RV unavailable
+    state, actions = step(state, ListError(err), CFG)
+    assert state == BackingOff(mem, Next.RELIST)
+    assert isinstance(actions[-1], Backoff)
+
+
+def test_list_429_backs_off_with_retry_after() -> None:
+    err = TooManyRequestsError(429, "TooManyRequests", retry_after=3.0)
+    state, actions = step(Listing(Memory(), "0", 2), ListError(err), CFG)
+    assert state == BackingOff(Memory(), Next.RELIST)
+    assert actions == (ClearBuffer(), Report(err), Backoff("list failed", 3.0))
+
+
+def test_list_transport_error_backs_off() -> None:
+    err = ConnectionResetError()
+    state, actions = step(Listing(Memory(), "0", 2), ListError(err), CFG)
+    assert state == BackingOff(Memory(), Next.RELIST)
+    assert actions[-1] == Backoff("list failed", None)
+
+
+def test_listing_ignores_watch_inputs() -> None:
+    s = Listing(Memory(), "0", 2)
+    assert step(s, WatchEnded(None, 5), CFG) == (s, ())
+
+
+# ---------------------------------------------------------------- watching
+
+
+@pytest.mark.parametrize(
+    ("etype", "action"), [("ADDED", StoreAdd), ("MODIFIED", StoreUpdate), ("DELETED", StoreDelete)]
+)
+def test_watch_events_apply_and_advance_rv(etype: str, action: type) -> None:
+    obj = pod("a", "11")
+    state, actions = step(watching("10"), WatchEvent({"type": etype, "object": obj}), CFG)
+    assert state == Watching(Memory(last_sync_rv="11"), rv="11", events=1)
+    assert actions == (action(obj),)
+
+
+def test_bookmark_only_advances_rv() -> None:
+    ev = {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "20"}}}
+    state, actions = step(watching("10"), WatchEvent(ev), CFG)
+    assert state == Watching(Memory(last_sync_rv="20"), rv="20", events=1)
+    assert actions == ()
+
+
+def test_replayed_old_event_is_skipped() -> None:
+    s = watching("10")
+    assert step(s, WatchEvent({"type": "MODIFIED", "object": pod("a", "9")}), CFG) == (s, ())
+    assert step(s, WatchEvent({"type": "MODIFIED", "object": pod("a", "10")}), CFG) == (s, ())
+
+
+def test_non_numeric_rvs_are_not_compared() -> None:
+    state, actions = step(
+        watching("abc"), WatchEvent({"type": "ADDED", "object": pod("a", "1")}), CFG
+    )
+    assert state.mem.last_sync_rv == "1"
+    assert actions == (StoreAdd(pod("a", "1")),)
+
+
+def test_event_without_rv_keeps_rv() -> None:
+    obj = {"metadata": {"name": "a"}}
+    state, actions = step(watching("10"), WatchEvent({"type": "ADDED", "object": obj}), CFG)
+    assert state == Watching(Memory(last_sync_rv="10"), rv="10", events=1)
+    assert actions == (StoreAdd(obj),)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"object": pod("a", "11")},
+        {"type": "ADDED"},
+        {"type": "ADDED", "object": "x"},
+        {"type": "WEIRD", "object": pod("a", "11")},
+        {"type": "ADDED", "object": {"spec": {}}},
+        {"type": "MODIFIED", "object": {"metadata": {"resourceVersion": "11"}}},
+        {"type": "BOOKMARK", "object": {"metadata": {}}},
+    ],
+)
+def test_malformed_event_closes_reports_and_relists(event: dict[str, Any]) -> None:
+    state, actions = step(watching("10"), WatchEvent(event), CFG)
+    assert state == BackingOff(Memory(last_sync_rv="10"), Next.RELIST)
+    assert actions[0] == CloseWatch()
+    assert isinstance(actions[1], Report)
+    assert isinstance(actions[1].error, WatchDecodeError)
+    assert "pods" in str(actions[1].error)
+    assert "spec" not in str(actions[1].error)  # never the object
+    assert actions[2] == Backoff("malformed event")
+
+
+def _error_event(code: int, reason: str) -> WatchEvent:
+    return WatchEvent(
+        {"type": "ERROR", "object": {"kind": "Status", "code": code, "reason": reason}}
+    )
+
+
+def test_error_410_relists_at_last_rv() -> None:
+    state, actions = step(watching("10"), _error_event(410, "Expired"), CFG)
+    assert state == BackingOff(Memory(last_sync_rv="10"), Next.RELIST)
+    assert actions[0] == CloseWatch()
+    assert isinstance(actions[1], Report)
+    assert isinstance(actions[1].error, ExpiredError)
+    # the relist is at the last RV (not "")
+    _, actions = step(state, TimerFired(), CFG)
+    assert actions[-1] == RequestList(ListOptions(resource_version="10"))
+
+
+def test_error_429_rewatches_without_relist() -> None:
+    ev = WatchEvent(
+        {
+            "type": "ERROR",
+            "object": {
+                "code": 429,
+                "reason": "TooManyRequests",
+                "details": {"retryAfterSeconds": 2},
+            },
+        }
+    )
+    state, actions = step(watching("10"), ev, CFG)
+    assert state == BackingOff(Memory(last_sync_rv="10"), Next.REWATCH)
+    assert actions == (CloseWatch(), Backoff("watch throttled", 2.0))
+    state, actions = step(state, TimerFired(), CFG)
+    assert state == Watching(Memory(last_sync_rv="10"), rv="10")
+    assert actions == (RequestWatch(watch_opts("10")),)
+
+
+def test_error_500_relists() -> None:
+    state, actions = step(watching("10"), _error_event(500, "InternalError"), CFG)
+    assert state == BackingOff(Memory(last_sync_rv="10"), Next.RELIST)
+    assert actions[-1] == Backoff("watch error")
+
+
+def test_clean_end_rewatches_from_last_rv_at_once() -> None:
+    state, actions = step(watching("12", events=3), WatchEnded(None, 300.0), CFG)
+    assert state == Watching(Memory(last_sync_rv="12"), rv="12")
+    assert actions == (RequestWatch(watch_opts("12")),)
+
+
+def test_transport_error_mid_stream_rewatches() -> None:
+    state, actions = step(watching("12", events=1), WatchEnded(ConnectionResetError(), 0.2), CFG)
+    assert isinstance(state, Watching)
+    assert actions == (RequestWatch(watch_opts("12")),)
+
+
+def test_very_short_watch_backs_off_and_relists() -> None:
+    state, actions = step(watching("12"), WatchEnded(None, 0.1), CFG)
+    assert state == BackingOff(Memory(last_sync_rv="12"), Next.RELIST)
+    assert actions == (Backoff("very short watch"),)
+
+
+def test_decode_error_reports_and_relists() -> None:
+    err = WatchDecodeError("bad line")
+    state, actions = step(watching("12", events=4), WatchEnded(err, 30.0), CFG)
+    assert state == BackingOff(Memory(last_sync_rv="12"), Next.RELIST)
+    assert actions == (Report(err), Backoff("malformed event"))
+
+
+@pytest.mark.parametrize(
+    "err",
+    [
+        TooManyRequestsError(429, "TooManyRequests", retry_after=5.0),
+        ConnectionRefusedError(111, "Connection refused"),
+    ],
+)
+def test_watch_refused_rewatches_after_backoff(err: BaseException) -> None:
+    state, actions = step(watching("12"), WatchOpenError(err), CFG)
+    assert state == BackingOff(Memory(last_sync_rv="12"), Next.REWATCH)
+    expected = 5.0 if isinstance(err, ApiError) else None
+    assert actions == (Backoff("watch refused", expected),)
+
+
+def test_watch_open_failure_relists() -> None:
+    err = ApiError(403, "Forbidden")
+    state, actions = step(watching("12"), WatchOpenError(err), CFG)
+    assert state == BackingOff(Memory(last_sync_rv="12"), Next.RELIST)
+    assert actions == (Report(err), Backoff("watch failed"))
+
+
+def test_watching_ignores_list_inputs() -> None:
+    s = watching()
+    assert step(s, ListPage(page([], "1")), CFG) == (s, ())
+
+
+# ---------------------------------------------------------------- streaming lists
+
+
+def streaming(rv: str = "") -> Streaming:
+    return Streaming(Memory(watch_list=True, last_sync_rv=rv), requested_rv=rv)
+
+
+def test_stream_buffers_objects() -> None:
+    obj = pod("a", "3")
+    state, actions = step(streaming(), WatchEvent({"type": "ADDED", "object": obj}), STREAM_CFG)
+    assert state == Streaming(Memory(watch_list=True), "", events=1)
+    assert actions == (BufferPut(obj),)
+    _, actions = step(state, WatchEvent({"type": "MODIFIED", "object": obj}), STREAM_CFG)
+    assert actions == (BufferPut(obj),)
+    _, actions = step(state, WatchEvent({"type": "DELETED", "object": obj}), STREAM_CFG)
+    assert actions == (BufferDelete(obj),)
+
+
+def test_stream_plain_bookmark_is_ignored() -> None:
+    ev = {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "5"}}}
+    state, actions = step(streaming(), WatchEvent(ev), STREAM_CFG)
+    assert state == Streaming(Memory(watch_list=True), "", events=1)
+    assert actions == ()
+
+
+def test_initial_events_end_bookmark_replaces_and_keeps_watching() -> None:
+    meta = {"resourceVersion": "7", "annotations": {INITIAL_EVENTS_END_ANNOTATION: "true"}}
+    s = Streaming(Memory(watch_list=True, rv_unavailable=True), "", events=2)
+    state, actions = step(
+        s, WatchEvent({"type": "BOOKMARK", "object": {"metadata": meta}}), STREAM_CFG
+    )
+    assert state == Watching(Memory(last_sync_rv="7", watch_list=True), rv="7", events=3)
+    assert actions == (CancelDeadline(), Replace("7"))
+
+
+def test_stream_refused_falls_back_to_list_for_good() -> None:
+    err = ApiError(422, "Invalid")
+    state, actions = step(streaming(), WatchOpenError(err), STREAM_CFG)
+    assert state == Listing(Memory(), "0", 500)
+    assert actions[0] == Report(err)
+    assert actions[-1] == RequestList(ListOptions(resource_version="0", limit=500))
+
+
+def test_stream_throttled_retries_stream() -> None:
+    err = TooManyRequestsError(429, "TooManyRequests", retry_after=1.5)
+    state, actions = step(streaming("4"), WatchOpenError(err), STREAM_CFG)
+    assert state == BackingOff(Memory(watch_list=True, last_sync_rv="4"), Next.RESTREAM)
+    assert actions == (Backoff("streaming list refused", 1.5),)
+    state, actions = step(state, TimerFired(), STREAM_CFG)
+    assert state == Streaming(Memory(watch_list=True, last_sync_rv="4"), "4")
+    assert actions[-1].options.resource_version == "4"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "err", [ExpiredError(410, "Expired"), ResourceVersionTooLargeError(504, "Timeout")]
+)
+def test_stream_unavailable_rv_restreams_at_empty_rv(err: ApiError) -> None:
+    state, actions = step(streaming("4"), WatchOpenError(err), STREAM_CFG)
+    assert state == Streaming(
+        Memory(watch_list=True, last_sync_rv="4", rv_unavailable=True), requested_rv=""
+    )
+    assert actions[-1].options.resource_version == ""  # type: ignore[union-attr]
+
+
+def test_stream_error_event_410_restreams() -> None:
+    state, actions = step(streaming("4"), _error_event(410, "Expired"), STREAM_CFG)
+    assert isinstance(state, Streaming)
+    assert state.requested_rv == ""
+    assert actions[0] == CloseWatch()
+
+
+def test_stream_error_event_429_backs_off() -> None:
+    state, actions = step(streaming(), _error_event(429, "TooManyRequests"), STREAM_CFG)
+    assert state == BackingOff(Memory(watch_list=True), Next.RESTREAM)
+    assert actions == (CloseWatch(), Backoff("streaming list throttled", None))
+
+
+def test_stream_error_event_other_falls_back() -> None:
+    state, actions = step(streaming(), _error_event(500, "InternalError"), STREAM_CFG)
+    assert isinstance(state, Listing)
+    assert not state.mem.watch_list
+    assert actions[0] == CloseWatch()
+
+
+def test_stream_malformed_event_restreams_after_backoff() -> None:
+    state, actions = step(streaming(), WatchEvent({"type": "ADDED"}), STREAM_CFG)
+    assert state == BackingOff(Memory(watch_list=True), Next.RESTREAM)
+    assert actions[:2] == (CloseWatch(), ClearBuffer())
+    assert isinstance(actions[2], Report)
+
+
+def test_stream_ended_without_end_bookmark_falls_back() -> None:
+    state, actions = step(streaming(), WatchEnded(None, 40.0), STREAM_CFG)
+    assert state == Listing(Memory(), "0", 500)
+    assert actions[0] == ClearBuffer()
+
+
+def test_stream_decode_error_falls_back_and_reports() -> None:
+    err = WatchDecodeError("x")
+    state, actions = step(streaming(), WatchEnded(err, 1.0), STREAM_CFG)
+    assert isinstance(state, Listing)
+    assert Report(err) in actions
+
+
+def test_stream_deadline_falls_back_to_list() -> None:
+    state, actions = step(streaming(), DeadlineFired(), STREAM_CFG)
+    assert state == Listing(Memory(), "0", 500)
+    assert actions[:2] == (CloseWatch(), ClearBuffer())
+    assert isinstance(actions[2], Report)
+    assert "initial-events-end" in str(actions[2].error)
+
+
+def test_streaming_ignores_timer() -> None:
+    s = streaming()
+    assert step(s, TimerFired(), STREAM_CFG) == (s, ())
+
+
+def test_backoff_relist_streams_when_enabled() -> None:
+    state, _ = step(BackingOff(Memory(watch_list=True), Next.RELIST), TimerFired(), STREAM_CFG)
+    assert isinstance(state, Streaming)
+
+
+def test_backoff_ignores_other_inputs() -> None:
+    s = BackingOff(Memory(), Next.RELIST)
+    assert step(s, WatchEnded(None, 1), CFG) == (s, ())
+
+
+# ---------------------------------------------------------------- properties
+
+_events = st.lists(
+    st.one_of(
+        st.builds(
+            lambda t, n, rv: WatchEvent({"type": t, "object": pod(n, str(rv))}),
+            st.sampled_from(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "BOGUS"]),
+            st.sampled_from("abc"),
+            st.integers(1, 50),
+        ),
+        st.just(WatchEnded(None, 100.0)),
+        st.just(TimerFired()),
+        st.builds(lambda rv: ListPage(page([pod("z", str(rv))], str(rv))), st.integers(1, 50)),
+        st.just(ListError(ExpiredError(410, "Expired"))),
+        st.just(WatchOpenError(TooManyRequestsError(429, ""))),
+    ),
+    max_size=30,
+)
+
+
+@given(_events)
+def test_rv_never_goes_back_while_watching(inputs: list[Any]) -> None:
+    state: ReflectorState = Watching(Memory(last_sync_rv="10"), rv="10")
+    for inp in inputs:
+        before = state
+        state, actions = step(state, inp, CFG)
+        if isinstance(before, Watching) and isinstance(inp, WatchEvent):
+            assert int(state.mem.last_sync_rv) >= int(before.mem.last_sync_rv)
+        # at most one action asks the driver for the next input
+        asking = [a for a in actions if isinstance(a, RequestList | RequestWatch | Backoff)]
+        assert len(asking) <= 1
