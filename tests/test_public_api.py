@@ -88,6 +88,7 @@ TRACKER_ALL = {
     "ChannelFullError",
     "ChannelRegistrationError",
     "ChannelTimeoutError",
+    "ConversionError",
     "DuplicateSubscriptionError",
     "ResourceNotSyncedError",
     "TrackerError",
@@ -96,6 +97,11 @@ TRACKER_ALL = {
     "IndexSynchronizationTracker",
     "IndexSynchronizedEvent",
     "ResourceSyncCompleteEvent",
+    # typed resource trackers
+    "ResourceTracker",
+    "TrackerDeleteResource",
+    # informers to sync events
+    "SyncEventPublisher",
 }
 
 

@@ -19,6 +19,7 @@ from tracker.errors import (
     ChannelFullError,
     ChannelRegistrationError,
     ChannelTimeoutError,
+    ConversionError,
     DuplicateSubscriptionError,
     ResourceNotSyncedError,
     TrackerError,
@@ -31,6 +32,12 @@ from tracker.index_sync import (
     IndexSynchronizedEvent,
     ResourceSyncCompleteEvent,
 )
+
+# --- typed resource trackers (tracker.resource) ---
+from tracker.resource import ResourceTracker, TrackerDeleteResource
+
+# --- informers to sync events (tracker.sync_publisher) ---
+from tracker.sync_publisher import SyncEventPublisher
 
 __all__ = [
     # event bus
@@ -46,6 +53,7 @@ __all__ = [
     "ChannelFullError",
     "ChannelRegistrationError",
     "ChannelTimeoutError",
+    "ConversionError",
     "DuplicateSubscriptionError",
     "ResourceNotSyncedError",
     "TrackerError",
@@ -54,4 +62,9 @@ __all__ = [
     "IndexSynchronizationTracker",
     "IndexSynchronizedEvent",
     "ResourceSyncCompleteEvent",
+    # typed resource trackers
+    "ResourceTracker",
+    "TrackerDeleteResource",
+    # informers to sync events
+    "SyncEventPublisher",
 ]

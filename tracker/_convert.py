@@ -14,27 +14,14 @@ from typing import Any, Generic, TypeVar, cast
 
 import cachetools
 
-from tracker.errors import TrackerError
+from tracker.errors import ConversionError
 
-__all__ = ["ConversionError", "Converter", "converter_for"]
+__all__ = ["Converter", "converter_for"]
 
 T = TypeVar("T")
 
 #: How many converted objects a tracker keeps by default.
 DEFAULT_CACHE_SIZE = 4096
-
-
-class ConversionError(TrackerError):
-    """An object could not be converted to the tracker's type.
-
-    The message names the kind, the key and the type of the original error,
-    never the object's content (it may be a Secret). ``__cause__`` holds the
-    original error, whose own message may quote content: log it with care."""
-
-    def __init__(self, kind: str, key: str, reason: str) -> None:
-        super().__init__(f"cannot convert {kind} {key!r}: {reason}")
-        self.kind = kind
-        self.key = key
 
 
 _api_client_lock = threading.Lock()

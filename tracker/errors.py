@@ -13,6 +13,8 @@ Errors that are also a built-in kind derive from that kind too::
         │   └── ChannelEmptyError                     get timed out on an empty channel
         ├── DuplicateSubscriptionError (ValueError)   a bus subscription of that name exists
         ├── ChannelRegistrationError   (ValueError)   a channel registered twice / not registered
+        ├── ConversionError                           an object does not convert to the
+        │                                             resource tracker's type
         ├── UnknownResourceTypeError   (LookupError)  a resource type the tracker does not expect
         └── ResourceNotSyncedError     (LookupError)  an expected resource type not synced yet
 
@@ -30,6 +32,7 @@ __all__ = [
     "ChannelFullError",
     "ChannelRegistrationError",
     "ChannelTimeoutError",
+    "ConversionError",
     "DuplicateSubscriptionError",
     "ResourceNotSyncedError",
     "TrackerError",
@@ -68,6 +71,19 @@ class DuplicateSubscriptionError(TrackerError, ValueError):
 
 class ChannelRegistrationError(TrackerError, ValueError):
     """A channel was registered twice, or unregistered without being registered."""
+
+
+class ConversionError(TrackerError):
+    """An object could not be converted to the tracker's type.
+
+    The message names the kind, the key and the type of the original error,
+    never the object's content (it may be a Secret). ``__cause__`` holds the
+    original error, whose own message may quote content: log it with care."""
+
+    def __init__(self, kind: str, key: str, reason: str) -> None:
+        super().__init__(f"cannot convert {kind} {key!r}: {reason}")
+        self.kind = kind
+        self.key = key
 
 
 class _NamedLookupError(TrackerError, LookupError):

@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kubernetes.client import V1ConfigMap, V1Pod
 
-from tracker._convert import ConversionError, Converter, converter_for
+from tracker._convert import Converter, converter_for
+from tracker.errors import ConversionError
 
 
 def obj(name: str = "a", uid: str = "u1", rv: str = "1", **extra: Any) -> dict[str, Any]:
