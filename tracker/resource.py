@@ -14,19 +14,24 @@ What each channel receives
 * **updated** — ``(old, new)`` pairs of ``T``: an update where both states pass
   the filter.
 * **deleted** — :class:`TrackerDeleteResource`: an object that was deleted
-  while it passed the filter, or an update that makes it leave the filter
-  (``resource`` is then the new state, ``unknown_state`` False).
+  while it passed the filter, or an update that makes it leave the view
+  (it fails the filter, or no longer converts). ``resource`` is the converted
+  final (or new) state, ``raw_resource`` the raw one, ``unknown_state`` False.
 
   A delete the informer missed arrives as a tombstone: ``unknown_state`` is
   True, ``resource_key`` the key from the tombstone, ``raw_resource`` the last
   raw state the cache knew (possibly stale), and ``resource`` that state
-  converted, or ``None`` when it does not convert. A tombstone whose last state
-  converts but fails the filter is not delivered; one that does not convert is
-  (its key may matter to the consumer).
+  converted. A delete whose final state does not convert is delivered with
+  ``resource=None``: the tracker cannot tell whether the consumer saw the
+  object, and a spurious delete by key is safer than a missed one. A delete
+  whose final state converts but fails the filter is not delivered.
 
 Objects that fail to convert are reported to ``on_error`` (by default logged
-with the kind and key) and otherwise skipped; they are never raised into the
-informer.
+with the kind and key, never the content) and are otherwise left out of
+:meth:`ResourceTracker.known_resources` and the added and updated channels;
+nothing is ever raised into the informer. A resync replays the cache as
+updates whose old and new states are the same object; they reach the updated
+channels like any update.
 
 Slow or full channels
 ---------------------
@@ -325,33 +330,26 @@ class ResourceTracker(Generic[T]):
     def _on_update(self, old_raw: Any, new_raw: Any) -> None:
         key = meta_namespace_key(new_raw)
         new = self._try_convert(new_raw, key)
-        if new is _FAILED:
-            return
-        old = self._try_convert(old_raw, key, report=False)
+        old = self._try_convert(old_raw, key, report=False)  # reported when it came
         was_in = old is not _FAILED and self._passes(old, key)
-        is_in = self._passes(new, key)
+        is_in = new is not _FAILED and self._passes(new, key)
         if was_in and is_in:
             self._send("updated", (old, new))
         elif is_in:
             self._send("added", new)
-        elif was_in:
-            self._send("deleted", TrackerDeleteResource(new, key, new_raw, unknown_state=False))
+        elif was_in:  # left the view: by the filter, or it no longer converts
+            resource = None if new is _FAILED else new
+            self._send("deleted", TrackerDeleteResource(resource, key, new_raw, False))
 
     def _on_delete(self, obj: Any) -> None:
-        if isinstance(obj, DeletedFinalStateUnknown):
-            raw, key = obj.obj, obj.key
-            converted = self._try_convert(raw, key)
-            if converted is _FAILED:
-                self._send("deleted", TrackerDeleteResource(None, key, raw, unknown_state=True))
-            elif self._passes(converted, key):
-                self._send(
-                    "deleted", TrackerDeleteResource(converted, key, raw, unknown_state=True)
-                )
-            return
-        key = meta_namespace_key(obj)
-        converted = self._try_convert(obj, key)
-        if converted is not _FAILED and self._passes(converted, key):
-            self._send("deleted", TrackerDeleteResource(converted, key, obj, unknown_state=False))
+        tombstone = isinstance(obj, DeletedFinalStateUnknown)
+        raw, key = (obj.obj, obj.key) if tombstone else (obj, meta_namespace_key(obj))
+        converted = self._try_convert(raw, key)
+        if converted is _FAILED:
+            # Whether it was shown cannot be told: tell the consumer, by key.
+            self._send("deleted", TrackerDeleteResource(None, key, raw, tombstone))
+        elif self._passes(converted, key):
+            self._send("deleted", TrackerDeleteResource(converted, key, raw, tombstone))
 
     # --- helpers ---------------------------------------------------------------
 

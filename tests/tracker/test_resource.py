@@ -253,6 +253,37 @@ def test_tombstone_that_no_longer_converts_has_no_resource(
         assert len(errors) == 1
 
 
+def test_update_to_a_state_that_does_not_convert_leaves_the_view(
+    informer: SharedIndexInformer, watch: FakeWatch
+) -> None:
+    errors: list[ConversionError] = []
+    with ResourceTracker(informer, convert=to_small, on_error=errors.append) as tracker:
+        deleted: Channel[TrackerDeleteResource[Small]] = Channel()
+        added: Channel[Small] = Channel()
+        tracker.register_deleted_resource_channel(deleted)
+        tracker.register_added_resource_channel(added)
+        watch.modify(pod("a", "6", app="bad"))
+        watch.modify(pod("a", "7", app="web"))  # converts again: back in the view
+        settle(informer, "7")
+        assert drain(deleted) == [
+            TrackerDeleteResource(None, "ns/a", pod("a", "6", app="bad"), False)
+        ]
+        assert drain(added) == [Small("a", "7", "web")]
+        assert [e.key for e in errors] == ["ns/a"]
+
+
+def test_delete_whose_final_state_does_not_convert_is_delivered_by_key(
+    informer: SharedIndexInformer, watch: FakeWatch
+) -> None:
+    with ResourceTracker(informer, convert=to_small, on_error=lambda err: None) as tracker:
+        deleted: Channel[TrackerDeleteResource[Small]] = Channel()
+        tracker.register_deleted_resource_channel(deleted)
+        watch.delete(pod("a", "6", app="bad"))
+        settle(informer, "6")
+        (gone,) = drain(deleted)
+        assert (gone.resource, gone.resource_key, gone.unknown_state) == (None, "ns/a", False)
+
+
 def test_tombstone_outside_the_filter_is_not_delivered(
     informer: SharedIndexInformer, watch: FakeWatch
 ) -> None:
@@ -447,25 +478,21 @@ def test_channels_receive_what_the_model_predicts(
             inf.indexer.update(raw)
             signals.updated.send(inf, old=old, new=raw)
             new_t, old_t = small(raw), small(old)
-            if new_t is not None:
-                if shown(old_t) and shown(new_t):
-                    expected["updated"].append((old_t, new_t))
-                elif shown(new_t):
-                    expected["added"].append(new_t)
-                elif shown(old_t):
-                    expected["deleted"].append(TrackerDeleteResource(new_t, key, raw, False))
+            if shown(old_t) and shown(new_t):
+                expected["updated"].append((old_t, new_t))
+            elif shown(new_t):
+                expected["added"].append(new_t)
+            elif shown(old_t):
+                expected["deleted"].append(TrackerDeleteResource(new_t, key, raw, False))
         elif old is not None:
             del cache[key]
             inf.indexer.delete(old)
             last = small(old)
-            if op == "delete":
-                signals.deleted.send(inf, obj=old)
-                if shown(last):
-                    expected["deleted"].append(TrackerDeleteResource(last, key, old, False))
-            else:
-                signals.deleted.send(inf, obj=DeletedFinalStateUnknown(key, old))
-                if last is None or shown(last):
-                    expected["deleted"].append(TrackerDeleteResource(last, key, old, True))
+            tombstone = op == "tombstone"
+            sent = DeletedFinalStateUnknown(key, old) if tombstone else old
+            signals.deleted.send(inf, obj=sent)
+            if last is None or shown(last):
+                expected["deleted"].append(TrackerDeleteResource(last, key, old, tombstone))
 
     for kind, channel in (("added", added), ("updated", updated), ("deleted", deleted)):
         want = expected[kind] if capacity is None else expected[kind][:capacity]
@@ -474,3 +501,71 @@ def test_channels_receive_what_the_model_predicts(
     visible = sorted((s for s in map(small, cache.values()) if shown(s)), key=lambda s: s.name)
     assert sorted(tracker.known_resources(), key=lambda s: s.name) == visible
     tracker.close()
+
+
+real_ops = st.lists(
+    st.tuples(
+        st.sampled_from(["upsert", "delete"]), st.sampled_from(["p", "q"]), st.sampled_from(APPS)
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@given(ops=real_ops)
+def test_real_informer_event_sequences_reach_the_channels_the_model_predicts(
+    ops: list[tuple[str, str, str]],
+) -> None:
+    lw = FakeListerWatcher()
+    lw.set_objects([], "1")
+    informer = SharedIndexInformer(lw, name="pods")
+    tracker: ResourceTracker[Small] = ResourceTracker(
+        informer, convert=to_small, filter=is_web, on_error=lambda err: None
+    )
+    got = {"added": Channel[Any](), "updated": Channel[Any](), "deleted": Channel[Any]()}
+    tracker.register_added_resource_channel(got["added"])
+    tracker.register_updated_resource_channel(got["updated"])
+    tracker.register_deleted_resource_channel(got["deleted"])
+    expected: dict[str, list[Any]] = {"added": [], "updated": [], "deleted": []}
+    try:
+        informer.start()
+        assert informer.wait_synced(5)
+        watch = lw.wait_for_watch()
+        cache: dict[str, Small | None] = {}  # name -> converted last state (None: bad)
+        rv = 1
+        for op, name, app in ops:
+            rv += 1
+            raw = pod(name, str(rv), app=app)
+            now = None if app == "bad" else Small(name, str(rv), app)
+            if op == "upsert" and name not in cache:
+                watch.add(raw)
+                if now is not None and now.app == "web":
+                    expected["added"].append(now)
+            elif op == "upsert":
+                watch.modify(raw)
+                before = cache[name]
+                was_in = before is not None and before.app == "web"
+                is_in = now is not None and now.app == "web"
+                if was_in and is_in:
+                    expected["updated"].append((before, now))
+                elif is_in:
+                    expected["added"].append(now)
+                elif was_in:
+                    expected["deleted"].append(TrackerDeleteResource(now, f"ns/{name}", raw, False))
+            elif name in cache:
+                watch.delete(raw)
+                if now is None or now.app == "web":
+                    expected["deleted"].append(TrackerDeleteResource(now, f"ns/{name}", raw, False))
+            else:
+                continue
+            if op == "delete":
+                del cache[name]
+            else:
+                cache[name] = now
+        watch.bookmark(str(rv + 1))
+        settle(informer, str(rv + 1))
+        for kind, channel in got.items():
+            assert drain(channel) == expected[kind], kind
+    finally:
+        tracker.close()
+        informer.stop()
