@@ -54,7 +54,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from informers import signals
 from informers.informer import SharedIndexInformer
@@ -114,13 +114,52 @@ class ResourceTracker(Generic[T]):
     converts on the caller's thread.
     """
 
+    @overload
+    def __init__(
+        self: ResourceTracker[dict[str, Any]],
+        informer: SharedIndexInformer,
+        model: type[dict[str, Any]] = ...,
+        *,
+        convert: None = ...,
+        filter: Callable[[dict[str, Any]], bool] | None = ...,
+        on_error: Callable[[ConversionError], object] | None = ...,
+        cache_size: int = ...,
+        kind: str | None = ...,
+    ) -> None: ...
+
+    @overload
     def __init__(
         self,
         informer: SharedIndexInformer,
-        model: type[T] | type[dict[str, Any]] = dict,
+        model: type[T],
         *,
-        convert: Callable[[Mapping[str, Any]], T] | None = None,
-        filter: Callable[[T], bool] | None = None,
+        convert: None = ...,
+        filter: Callable[[T], bool] | None = ...,
+        on_error: Callable[[ConversionError], object] | None = ...,
+        cache_size: int = ...,
+        kind: str | None = ...,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        informer: SharedIndexInformer,
+        model: type[Any] = ...,
+        *,
+        convert: Callable[[Mapping[str, Any]], T],
+        filter: Callable[[T], bool] | None = ...,
+        on_error: Callable[[ConversionError], object] | None = ...,
+        cache_size: int = ...,
+        kind: str | None = ...,
+    ) -> None: ...
+
+    def __init__(
+        self,
+        informer: SharedIndexInformer,
+        model: type[Any] = dict,
+        *,
+        convert: Callable[[Mapping[str, Any]], Any] | None = None,
+        filter: Callable[[Any], bool] | None = None,
         on_error: Callable[[ConversionError], object] | None = None,
         cache_size: int = DEFAULT_CACHE_SIZE,
         kind: str | None = None,
@@ -129,7 +168,7 @@ class ResourceTracker(Generic[T]):
         self._kind = kind or _informer_kind(informer)
         conversion = convert if convert is not None else converter_for(model)
         self._convert: Converter[T] = Converter(
-            conversion,  # type: ignore[arg-type]
+            conversion,
             kind=self._kind,
             cache_size=cache_size,
             memoise=not (convert is None and model is dict),
