@@ -92,6 +92,14 @@ __all__ = [
     "WatchDecodeError",
     # resources
     "Resource",
+    # fifo
+    "Delta",
+    "DeltaType",
+    "KeyListerGetter",
+    "RealFIFO",
+    # selectors
+    "FieldSelector",
+    "LabelSelector",
     # objects and the indexed store
     "DeletedFinalStateUnknown",
     "IndexFunc",
@@ -111,14 +119,6 @@ __all__ = [
     "meta_namespace_key",
     "namespace_index",
     "split_meta_namespace_key",
-    # fifo
-    "Delta",
-    "DeltaType",
-    "KeyListerGetter",
-    "RealFIFO",
-    # selectors
-    "FieldSelector",
-    "LabelSelector",
     # informer
     "FilteringResourceEventHandler",
     "HTTPListerWatcher",

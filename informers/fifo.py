@@ -216,38 +216,42 @@ class RealFIFO:
         Reads ``known_objects`` without holding the queue lock; if another
         producer queues something meanwhile, the computation is redone.
         """
-        listed: list[tuple[str, Any]] = [self._ingest(obj) for obj in objects]
+        if self._transform is None:
+            key_func = self._key_func
+            listed = [(key_func(obj), obj) for obj in objects]
+        else:
+            listed = [self._ingest(obj) for obj in objects]
         listed_keys = {key for key, _ in listed}
-        replaced = tuple(Delta(DeltaType.REPLACED, obj) for _, obj in listed)
+        replaced = [Delta(DeltaType.REPLACED, obj) for _, obj in listed]
         while True:
             with self._cond:
                 seen = self._appended
                 pending = self._pending_locked()
-            cached = self._known_items(skip=listed_keys.union(pending))
+            # A pending key's last delta is never a tombstone unless it is a
+            # deletion (skipped), and cached objects are never tombstones.
+            tombstones = [
+                (key, delta.object)
+                for key, delta in pending.items()
+                if key not in listed_keys and delta.type is not DeltaType.DELETED
+            ]
+            tombstones += self._known_items(skip=listed_keys.union(pending))
+            deltas = replaced + [
+                Delta(DeltaType.DELETED, DeletedFinalStateUnknown(key, obj))
+                for key, obj in tombstones
+            ]
+            deltas.append(Delta(DeltaType.BOOKMARK, resource_version))
+            keys = [key for key, _ in listed]
+            keys += [key for key, _ in tombstones]
+            keys.append("")
+            entry = _Entry(tuple(deltas), tuple(keys), resource_version)
             with self._cond:
                 if self._appended != seen:
                     continue  # a producer raced us: the pending set is stale
-                tombstones: list[tuple[str, Any]] = [
-                    (key, delta.object)
-                    for key, delta in pending.items()
-                    if key not in listed_keys and delta.type is not DeltaType.DELETED
-                ]
-                tombstones.extend(cached)
-                deltas = (
-                    *replaced,
-                    *(Delta(DeltaType.DELETED, _tombstone(key, obj)) for key, obj in tombstones),
-                    Delta(DeltaType.BOOKMARK, resource_version),
-                )
-                keys = (
-                    *(key for key, _ in listed),
-                    *(key for key, _ in tombstones),
-                    "",
-                )
-                self._append_locked(_Entry(deltas, keys, resource_version))
+                self._append_locked(entry)
                 if not self._populated:
                     self._populated = True
-                    for entry in self._queue:
-                        entry.initial = True
+                    for queued in self._queue:
+                        queued.initial = True
                     self._initial_population_count = len(self._queue)
                 break
         logger.debug(
@@ -407,7 +411,7 @@ class RealFIFO:
         return last
 
     def _known_items(
-        self, skip: Iterable[str] | set[str], *, missing_ok: bool = False
+        self, skip: Iterable[str], *, missing_ok: bool = False
     ) -> list[tuple[str, Any]]:
         """``(key, object)`` for every key of ``known_objects`` not in ``skip``;
         called without the lock. A key that vanished between listing and
@@ -428,10 +432,3 @@ class RealFIFO:
                 logger.warning("key %s vanished from the cache; tombstone without object", key)
             items.append((key, obj))
         return items
-
-
-def _tombstone(key: str, obj: Any) -> DeletedFinalStateUnknown:
-    # A pending Deleted delta may already hold a tombstone: never nest them.
-    if isinstance(obj, DeletedFinalStateUnknown):
-        return obj
-    return DeletedFinalStateUnknown(key, obj)

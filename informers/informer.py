@@ -39,7 +39,7 @@ from informers.objects import (
     deletion_handling_meta_namespace_key,
     get_resource_version,
 )
-from informers.reflector import Reflector, ReflectorConfig, WatchErrorHandler
+from informers.reflector import BackoffManager, Reflector, ReflectorConfig, WatchErrorHandler
 from informers.store import Indexer
 
 __all__ = [
@@ -332,6 +332,7 @@ class SharedIndexInformer:
     :param name: used in thread names and logs (e.g. the resource name).
     :param reflector_config: tunables of the reflector (paging, watch-list, timeouts).
     :param clock: time source (tests inject a FakeClock).
+    :param backoff: the reflector's retry backoff (default 0.8 s to 30 s).
 
     Lifecycle: configure (``add_indexers``, ``set_transform``,
     ``set_watch_error_handler``, ``add_event_handler``), then :meth:`start`
@@ -348,6 +349,7 @@ class SharedIndexInformer:
         name: str = "",
         reflector_config: ReflectorConfig | None = None,
         clock: Clock = REAL_CLOCK,
+        backoff: BackoffManager | None = None,
     ) -> None:
         self.name = name or (
             getattr(getattr(lister_watcher, "resource", None), "plural", "") or "informer"
@@ -358,6 +360,7 @@ class SharedIndexInformer:
         self._resync_check = resync_period
         self._reflector_config = reflector_config or ReflectorConfig(description=self.name)
         self._clock = clock
+        self._backoff = backoff
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         # Guarded by _lock:
@@ -521,6 +524,7 @@ class SharedIndexInformer:
             should_resync=self._should_resync,
             watch_error_handler=handler,
             clock=self._clock,
+            backoff=self._backoff,
         )
         with self._lock:
             self._fifo = fifo

@@ -267,7 +267,7 @@ class _HTTPWatchStream:
             self._stopped = True
         try:
             self._response.shutdown()  # unblocks a recv() in another thread
-        except (OSError, AttributeError):
+        except (OSError, AttributeError, ValueError):  # already released
             log.debug("shutdown of the %s watch failed", self._description, exc_info=True)
 
     @property
@@ -322,7 +322,9 @@ class HTTPListerWatcher:
     credentials, TLS and connection pool are used; the caller keeps ownership
     and closes it). ``namespace=None`` watches all namespaces. The selectors
     apply to every request; ``tweak_list_options`` may adjust the options of
-    every request last (as client-go's ``TweakListOptionsFunc``).
+    every request last (as client-go's ``TweakListOptionsFunc``). The client
+    read timeout of a watch is its server timeout plus ``read_timeout_margin``
+    seconds, so a stalled stream is abandoned.
 
     Thread-safe: one instance may serve several concurrent requests.
     """
@@ -336,8 +338,10 @@ class HTTPListerWatcher:
         label_selector: str = "",
         field_selector: str = "",
         tweak_list_options: Callable[[ListOptions], ListOptions] | None = None,
+        read_timeout_margin: float = READ_TIMEOUT_MARGIN,
     ) -> None:
         self._client = api_client
+        self._margin = read_timeout_margin
         self.resource = resource
         self.namespace = namespace
         self._label_selector = label_selector
@@ -375,7 +379,7 @@ class HTTPListerWatcher:
         """GET the collection (one page when ``options.limit`` is set)."""
         options = self._options(options)
         timeout = (
-            options.timeout_seconds + READ_TIMEOUT_MARGIN
+            options.timeout_seconds + self._margin
             if options.timeout_seconds
             else DEFAULT_READ_TIMEOUT
         )
@@ -396,7 +400,7 @@ class HTTPListerWatcher:
         """Open a watch; the read timeout is the server's ``timeoutSeconds``
         plus a margin (so a stalled stream is noticed)."""
         options = self._options(options)
-        timeout = (options.timeout_seconds or 0) + READ_TIMEOUT_MARGIN
+        timeout = (options.timeout_seconds or 0) + self._margin
         if not options.timeout_seconds:
             timeout = DEFAULT_READ_TIMEOUT
         response = self._request(options.query(watch=True), timeout)

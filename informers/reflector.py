@@ -893,11 +893,15 @@ class Reflector:
             while True:
                 if stop.is_set():
                     inp = StopRequested()
-                self._transition(inp, stop)
-                if isinstance(self.state, Stopped):
-                    return
-                nxt = self._pending
-                inp = nxt if nxt is not None else self._next_from_stream(stop)
+                try:
+                    self._transition(inp, stop)
+                    if isinstance(self.state, Stopped):
+                        return
+                    nxt = self._pending
+                    inp = nxt if nxt is not None else self._next_from_stream(stop)
+                except Exception:
+                    log.exception("%s: unexpected error; relisting after a backoff", self.name)
+                    inp = self._recover(stop)
         finally:
             self._close_stream()
             with self._cond:
@@ -910,6 +914,13 @@ class Reflector:
             with self._cond:
                 self._running = False
                 self._cond.notify_all()
+
+    def _recover(self, stop: threading.Event) -> Input:
+        self._close_stream()
+        self._buffer = {}
+        self._publish(BackingOff(self.state.mem, Next.RELIST))
+        result = self._perform(Backoff("unexpected error"), stop)
+        return result if result is not None else TimerFired()
 
     def _interrupt_on(self, stop: threading.Event) -> None:
         # Normally woken by ``stop``; the timeout only bounds how long this

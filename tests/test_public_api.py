@@ -29,6 +29,14 @@ INFORMERS_ALL = {
     "WatchDecodeError",
     # resources
     "Resource",
+    # fifo
+    "Delta",
+    "DeltaType",
+    "KeyListerGetter",
+    "RealFIFO",
+    # selectors
+    "FieldSelector",
+    "LabelSelector",
     # objects and the indexed store
     "DeletedFinalStateUnknown",
     "IndexFunc",
@@ -48,14 +56,6 @@ INFORMERS_ALL = {
     "meta_namespace_key",
     "namespace_index",
     "split_meta_namespace_key",
-    # fifo
-    "Delta",
-    "DeltaType",
-    "KeyListerGetter",
-    "RealFIFO",
-    # selectors
-    "FieldSelector",
-    "LabelSelector",
     # informer
     "FilteringResourceEventHandler",
     "HTTPListerWatcher",

@@ -8,10 +8,19 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+# --- API server emulator (informers.testing.apiserver) ---
+from informers.testing.apiserver import ApiServer, ApiServerError
+
 __all__: list[str] = [
+    # API server emulator
+    "ApiServer",
+    "ApiServerError",
     # hypothesis state machines (informers.testing.stateful; imported lazily)
     "IndexedStoreStateMachine",
     "indexed_store_machine",
+    # informers.testing.stateful_fifo (imported lazily)
+    "RealFIFOStateMachine",
+    "real_fifo_machine",
 ]
 
 # Names served from modules that need optional dependencies: importing
@@ -19,6 +28,8 @@ __all__: list[str] = [
 _LAZY = {
     "IndexedStoreStateMachine": "informers.testing.stateful",
     "indexed_store_machine": "informers.testing.stateful",
+    "RealFIFOStateMachine": "informers.testing.stateful_fifo",
+    "real_fifo_machine": "informers.testing.stateful_fifo",
 }
 
 

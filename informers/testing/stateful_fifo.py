@@ -15,16 +15,18 @@ checks it against a plain list model of the expected entries, after every step:
 
 Run it as is::
 
-    from informers.testing.stateful_fifo import RealFIFOMachine
-    TestRealFIFO = RealFIFOMachine.TestCase
+    from informers.testing.stateful_fifo import RealFIFOStateMachine
+    TestRealFIFO = RealFIFOStateMachine.TestCase
 
-or against your own queue by overriding :meth:`RealFIFOMachine.make_fifo`.
+or against your own queue with :func:`real_fifo_machine` (or by overriding
+:meth:`RealFIFOStateMachine.make_fifo`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -32,9 +34,13 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO
 from informers.objects import DeletedFinalStateUnknown, meta_namespace_key
 
-__all__ = ["DictKnownObjects", "RealFIFOMachine"]
+__all__ = ["DictKnownObjects", "FIFOFactory", "RealFIFOStateMachine", "real_fifo_machine"]
 
 NAMES = st.sampled_from(["a", "b", "c", "d", "e"])
+
+#: Builds the queue under test from the consumer cache it must use as
+#: ``known_objects``.
+FIFOFactory: TypeAlias = Callable[[KeyListerGetter], RealFIFO]
 
 
 class DictKnownObjects:
@@ -78,7 +84,7 @@ class _Expected:
     initial: bool = False
 
 
-class RealFIFOMachine(RuleBasedStateMachine):
+class RealFIFOStateMachine(RuleBasedStateMachine):
     """Model-based test of a delta queue; see the module documentation."""
 
     def make_fifo(self, known_objects: KeyListerGetter) -> RealFIFO:
@@ -251,3 +257,15 @@ class RealFIFOMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.fifo.close()
+
+
+def real_fifo_machine(factory: FIFOFactory) -> type[RealFIFOStateMachine]:
+    """A subclass of :class:`RealFIFOStateMachine` testing the queues
+    ``factory(known_objects)`` builds. Run it with its ``TestCase`` attribute
+    or :func:`hypothesis.stateful.run_state_machine_as_test`."""
+
+    def make_fifo(self: RealFIFOStateMachine, known_objects: KeyListerGetter) -> RealFIFO:
+        return factory(known_objects)
+
+    name = f"{getattr(factory, '__name__', 'FIFO')}StateMachine"
+    return type(name, (RealFIFOStateMachine,), {"make_fifo": make_fifo})

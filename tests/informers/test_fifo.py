@@ -173,6 +173,33 @@ def test_replace_counts_an_entry_being_processed_as_pending() -> None:
     assert cache.items == {}
 
 
+def test_replace_recomputes_when_a_producer_races_the_cache_read() -> None:
+    """An add queued while replace reads ``known_objects`` (lock released)
+    must not escape the relist's deletion detection."""
+    fifo: RealFIFO
+
+    class RacingCache(DictCache):
+        raced = False
+
+        def list_keys(self) -> list[str]:
+            if not self.raced:
+                self.raced = True
+                fifo.add(pod("late", 1))
+            return super().list_keys()
+
+    cache = RacingCache()
+    fifo = RealFIFO(known_objects=cache)
+    fifo.replace([pod("a")], "5")
+    assert cache.raced
+    assert types(pop_now(fifo, cache.apply)) == [DeltaType.ADDED]
+    assert pop_now(fifo, cache.apply) == [
+        Delta(DeltaType.REPLACED, pod("a")),
+        Delta(DeltaType.DELETED, DeletedFinalStateUnknown("ns/late", pod("late", 1))),
+        Delta(DeltaType.BOOKMARK, "5"),
+    ]
+    assert cache.items == {"ns/a": pod("a")}
+
+
 def test_replace_with_key_error_queues_nothing() -> None:
     fifo = RealFIFO()
     with pytest.raises(ObjectKeyError):
@@ -404,3 +431,36 @@ def test_concurrent_producer_and_consumer_end_in_the_producers_view() -> None:
     assert not consumer.is_alive()
     assert not failures
     assert cache.items == truth
+
+
+def test_works_with_the_indexer_as_known_objects() -> None:
+    """The informer's pattern: singles applied one by one, a relist applied
+    with one atomic ``Indexer.replace``."""
+    from informers.objects import deletion_handling_meta_namespace_key
+    from informers.store import Indexer
+
+    indexer = Indexer(key_func=deletion_handling_meta_namespace_key)
+    fifo = RealFIFO(known_objects=indexer)
+
+    def apply(deltas: list[Delta], _initial: bool) -> None:
+        if len(deltas) > 1 or deltas[0].type is DeltaType.REPLACED:
+            listed = [d.object for d in deltas if d.type is DeltaType.REPLACED]
+            indexer.replace(listed, deltas[-1].object)
+            return
+        delta = deltas[0]
+        if delta.type is DeltaType.DELETED:
+            indexer.delete(delta.object)
+        elif delta.type is not DeltaType.BOOKMARK:
+            indexer.update(delta.object)
+
+    fifo.replace([pod("a"), pod("b")], "1")
+    fifo.delete(pod("a"))
+    fifo.add(pod("c"))
+    while len(fifo):
+        fifo.pop(apply)
+    assert sorted(indexer.list_keys()) == ["ns/b", "ns/c"]
+    fifo.replace([pod("c", 2)], "9")
+    fifo.pop(apply)
+    assert indexer.list_keys() == ["ns/c"]
+    assert indexer.get_by_key("ns/c") == pod("c", 2)
+    assert fifo.last_resource_version() == "9"

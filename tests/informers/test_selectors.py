@@ -162,8 +162,15 @@ def test_label_selector_from_set() -> None:
 def test_label_requirement_create_validates() -> None:
     with pytest.raises(SelectorParseError):
         LabelRequirement.create("a", "=", ["x", "y"])
-    with pytest.raises(ValueError, match="bogus"):
+    with pytest.raises(SelectorParseError, match="bogus"):
         LabelRequirement.create("a", "bogus", [])
+
+
+def test_non_string_selectors_are_parse_errors() -> None:
+    with pytest.raises(SelectorParseError, match="must be a str"):
+        LabelSelector.parse(None)  # type: ignore[arg-type]
+    with pytest.raises(SelectorParseError, match="must be a str"):
+        FieldSelector.parse(b"a=b")  # type: ignore[arg-type]
 
 
 # --- properties: round-trip through str() and agreement with a model evaluator

@@ -1,0 +1,312 @@
+"""Indexer benchmarks, each measured side by side with its floor.
+
+The floor does the same work with no abstraction at all: a plain dict of
+objects, a plain dict of sets per index, and a list comprehension. The
+summary at the end prints Indexer/floor for every case, plus the cost of an
+update in a 100k-object store relative to a 1k-object one.
+
+Objects are realistic pods (~5 KB as JSON): every pod has its own metadata,
+labels, spec and status dicts; large parts that the store never reads
+(container specs, managed fields, conditions) are shared between pods so that
+100k pods build in seconds and fit in memory.
+
+    python -m pytest benchmarks --benchmark-enable
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from informers import NAMESPACE_INDEX, Indexer, get_labels, meta_namespace_key, namespace_index
+
+#: by_index cases: namespaces with exactly this many pods exist in every store.
+MATCHES = {"one": 1, "hundred": 100, "fivek": 5000}
+FILLER_NAMESPACE_SIZE = 50
+
+
+def app_index(obj: Any) -> list[str]:
+    app = get_labels(obj).get("app")
+    return [app] if app else []
+
+
+INDEXERS = {NAMESPACE_INDEX: namespace_index, "app": app_index}
+
+_CONTAINERS = [
+    {
+        "name": "app",
+        "image": "registry.example.com/team/app:1.24.3",
+        "imagePullPolicy": "IfNotPresent",
+        "args": ["--config=/etc/app/config.yaml", "--log-level=info", "--port=8080"],
+        "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+        "env": [{"name": f"SETTING_{n}", "value": f"value-{n}"} for n in range(12)],
+        "resources": {
+            "limits": {"cpu": "500m", "memory": "512Mi"},
+            "requests": {"cpu": "100m", "memory": "128Mi"},
+        },
+        "volumeMounts": [
+            {"mountPath": "/etc/app", "name": "config", "readOnly": True},
+            {
+                "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                "name": "kube-api-access",
+                "readOnly": True,
+            },
+        ],
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10},
+        "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "periodSeconds": 5},
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+    },
+    {
+        "name": "sidecar",
+        "image": "registry.example.com/infra/proxy:2.8.0",
+        "ports": [{"containerPort": 15001, "name": "proxy", "protocol": "TCP"}],
+        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}},
+    },
+]
+_SPEC = {
+    "containers": _CONTAINERS,
+    "dnsPolicy": "ClusterFirst",
+    "enableServiceLinks": True,
+    "preemptionPolicy": "PreemptLowerPriority",
+    "priority": 0,
+    "restartPolicy": "Always",
+    "schedulerName": "default-scheduler",
+    "securityContext": {"runAsNonRoot": True, "fsGroup": 2000},
+    "serviceAccountName": "app",
+    "terminationGracePeriodSeconds": 30,
+    "tolerations": [
+        {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists"},
+        {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists"},
+    ],
+    "volumes": [
+        {"name": "config", "configMap": {"name": "app-config", "defaultMode": 420}},
+        {"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": []}},
+    ],
+}
+_CONDITIONS = [
+    {"type": t, "status": "True", "lastTransitionTime": "2026-01-01T00:00:10Z"}
+    for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
+]
+_MANAGED_FIELDS = [
+    {
+        "manager": "kube-controller-manager",
+        "operation": "Update",
+        "apiVersion": "v1",
+        "time": "2026-01-01T00:00:00Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:metadata": {"f:generateName": {}, "f:labels": {".": {}}}},
+    }
+]
+
+
+def make_pod(i: int, namespace: str, rv: int, app_suffix: str = "") -> dict[str, Any]:
+    owner = f"app-{i // 25}"
+    app = owner + app_suffix
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{owner}-{i:07d}",
+            "generateName": f"{owner}-",
+            "namespace": namespace,
+            "uid": f"5f1c2b3a-0000-4000-8000-{i:012d}",
+            "resourceVersion": str(rv),
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {"app": app, "pod-template-hash": "5d8f7c9b4", "tier": "backend"},
+            "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "8080"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": f"{owner}-5d8f7c9b4",
+                    "uid": f"0b1c2d3e-0000-4000-8000-{i // 25:012d}",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+            "managedFields": _MANAGED_FIELDS,
+        },
+        "spec": {**_SPEC, "nodeName": f"node-{i % 300:03d}"},
+        "status": {
+            "phase": "Running",
+            "conditions": _CONDITIONS,
+            "hostIP": f"192.168.{i % 300 // 250}.{i % 250}",
+            "podIP": f"10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}",
+            "qosClass": "Burstable",
+            "startTime": "2026-01-01T00:00:05Z",
+        },
+    }
+
+
+@functools.cache
+def pods(size: int) -> tuple[dict[str, Any], ...]:
+    """``size`` pods: one namespace per MATCHES entry (that many pods each, if
+    they fit), the rest in namespaces of FILLER_NAMESPACE_SIZE pods."""
+    namespaces: list[str] = []
+    for namespace, count in MATCHES.items():
+        if len(namespaces) + count <= size:
+            namespaces.extend([namespace] * count)
+    filler = size - len(namespaces)
+    namespaces.extend(f"ns-{n // FILLER_NAMESPACE_SIZE:05d}" for n in range(filler))
+    return tuple(make_pod(i, ns, rv=1000 + i) for i, ns in enumerate(namespaces))
+
+
+def build_floor(objects: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+    items: dict[str, Any] = {}
+    indices: dict[str, dict[str, set[str]]] = {name: {} for name in INDEXERS}
+    for obj in objects:
+        key = meta_namespace_key(obj)
+        items[key] = obj
+        for name, func in INDEXERS.items():
+            for value in func(obj):
+                indices[name].setdefault(value, set()).add(key)
+    return items, indices
+
+
+@functools.cache
+def indexer(size: int) -> Indexer:
+    store = Indexer(indexers=INDEXERS)
+    store.replace(pods(size), "1")
+    return store
+
+
+@functools.cache
+def floor(size: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    return build_floor(pods(size))
+
+
+# ------------------------------------------------------------------ by_index
+
+
+@pytest.mark.parametrize("role", ["impl", "floor"])
+@pytest.mark.parametrize("namespace", list(MATCHES))
+@pytest.mark.parametrize("size", [10_000, 100_000])
+def test_by_index(benchmark: Any, ratios: Any, size: int, namespace: str, role: str) -> None:
+    matches = MATCHES[namespace]
+    case = f"by_index n={size} matches={matches}"
+    benchmark.group = case
+    if role == "impl":
+        store = indexer(size)
+
+        def run() -> list[Any]:
+            return store.by_index(NAMESPACE_INDEX, namespace)
+
+    else:
+        items, indices = floor(size)
+        index = indices[NAMESPACE_INDEX]
+
+        def run() -> list[Any]:
+            return [items[key] for key in index[namespace]]
+
+    result = benchmark(run)
+    assert len(result) == matches
+    ratios.record(case, role, benchmark, target=1.3)
+
+
+# -------------------------------------------------------------------- writes
+
+WRITE_SIZES = [1_000, 100_000]
+#: Distinct keys cycled through by the write benchmarks.
+WRITE_KEYS = 500
+
+
+def _versions(size: int) -> list[dict[str, Any]]:
+    """For WRITE_KEYS stored pods, alternating versions: a new
+    resourceVersion and a changed ``app`` label, so the app index really
+    moves the key from one value to another on every update."""
+    base = pods(size)[:: max(1, size // WRITE_KEYS)][:WRITE_KEYS]
+    out = []
+    for generation, suffix in ((1, "-blue"), (2, "")):
+        for obj in base:
+            meta = obj["metadata"]
+            i = int(meta["name"].rsplit("-", 1)[1])
+            out.append(make_pod(i, meta["namespace"], rv=10**7 + generation, app_suffix=suffix))
+    return out
+
+
+def _fresh(size: int) -> list[dict[str, Any]]:
+    """WRITE_KEYS pods whose keys are not in the store."""
+    return [make_pod(10**6 + i, "fresh", rv=10**7) for i in range(WRITE_KEYS)]
+
+
+def floor_put(items: dict[str, Any], indices: dict[str, dict[str, set[str]]], obj: Any) -> None:
+    """The floor for an update: key, index values, diff against the old
+    object's values, plain dict and set operations."""
+    key = meta_namespace_key(obj)
+    old = items.get(key)
+    items[key] = obj
+    for name, func in INDEXERS.items():
+        index = indices[name]
+        new_values = func(obj)
+        old_values = func(old) if old is not None else []
+        if old_values == new_values:
+            continue
+        for value in old_values:
+            keys = index[value]
+            keys.discard(key)
+            if not keys:
+                del index[value]
+        for value in new_values:
+            index.setdefault(value, set()).add(key)
+
+
+def floor_delete(items: dict[str, Any], indices: dict[str, dict[str, set[str]]], obj: Any) -> None:
+    key = meta_namespace_key(obj)
+    old = items.pop(key, None)
+    if old is None:
+        return
+    for name, func in INDEXERS.items():
+        index = indices[name]
+        for value in func(old):
+            keys = index[value]
+            keys.discard(key)
+            if not keys:
+                del index[value]
+
+
+def _write_op(size: int, role: str, op: str) -> Callable[[], None]:
+    if role == "impl":
+        store = indexer(size)
+        put: Callable[[Any], None] = store.update
+        delete: Callable[[Any], None] = store.delete
+    else:
+        items, indices = floor(size)
+        put = functools.partial(floor_put, items, indices)
+        delete = functools.partial(floor_delete, items, indices)
+    if op == "update":
+        next_version = itertools.cycle(_versions(size)).__next__
+        return lambda: put(next_version())
+    next_fresh = itertools.cycle(_fresh(size)).__next__
+
+    def add_then_delete() -> None:
+        obj = next_fresh()
+        put(obj)
+        delete(obj)
+
+    return add_then_delete
+
+
+@pytest.mark.parametrize("role", ["impl", "floor"])
+@pytest.mark.parametrize("op", ["update", "add+delete"])
+@pytest.mark.parametrize("size", WRITE_SIZES)
+def test_write(benchmark: Any, ratios: Any, size: int, op: str, role: str) -> None:
+    case = f"{op} n={size}"
+    benchmark.group = case
+    run = _write_op(size, role, op)
+    benchmark(run)
+    ratios.record(case, role, benchmark)
+    if role == "impl":
+        store = indexer(size)
+        assert len(store) == size
+        assert len(store.list_index_func_values("app")) > 0
+
+
+def test_register_scaling_comparisons(ratios: Any) -> None:
+    """Not a benchmark: asks the summary for the 100k-vs-1k write ratios."""
+    for op in ("update", "add+delete"):
+        ratios.compare(f"{op} n=100000 / n=1000", f"{op} n=100000", f"{op} n=1000", target=1.5)

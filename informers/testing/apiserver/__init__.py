@@ -1,0 +1,376 @@
+"""A Kubernetes API server emulator over real HTTP, with fault injection.
+
+:class:`ApiServer` serves the kinds of a fresh cluster (and custom resources)
+on ``127.0.0.1`` with the resource-version, list, watch and error semantics of
+the real API server, so the official ``kubernetes`` client, kubectl and this
+project's informers talk to it unchanged. Its Python-side methods read and
+write objects without HTTP and inject faults (compaction, dropped or stalled
+watches, failing requests, slow lists, a server restart).
+
+Thread-safety: every public method may be called from any thread while the
+server runs. Objects returned are fresh copies owned by the caller.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from types import TracebackType
+from typing import Any
+
+from informers.resources import Resource, find_builtin
+from informers.testing.apiserver._server import FaultState, HTTPServer, Settings
+from informers.testing.apiserver._status import StatusError
+from informers.testing.apiserver._storage import Storage
+
+__all__ = ["ApiServer", "ApiServerError"]
+
+log = logging.getLogger(__name__)
+
+_WATCH_LIST_MODES = ("on", "off", "no-end-bookmark")
+
+
+class ApiServerError(Exception):
+    """A Python-side call on :class:`ApiServer` failed the way the HTTP request
+    would: ``code`` is the HTTP status and ``status`` the ``Status`` object."""
+
+    def __init__(self, code: int, status: dict[str, Any]) -> None:
+        super().__init__(f"{code} {status.get('reason', '')}: {status.get('message', '')}")
+        self.code = code
+        self.status = status
+        self.reason = str(status.get("reason", ""))
+
+
+def _default_ns(resource: Resource, namespace: str | None) -> str | None:
+    return (namespace or "default") if resource.namespaced else None
+
+
+def _copy(obj: Any) -> Any:
+    return json.loads(json.dumps(obj))
+
+
+class ApiServer:
+    """The emulated API server. Use as a context manager or call
+    :meth:`start` / :meth:`stop` (which joins every thread it started).
+
+    Parameters:
+        host, port: where to listen (port 0 picks a free port).
+        bookmark_interval: seconds between periodic BOOKMARK events.
+        history_window: events kept per kind; watches and exact lists older
+            than the window get 410 Expired.
+        watch_buffer_size: events buffered per watch; a consumer that falls
+            further behind is disconnected.
+        max_body_bytes: larger request bodies are answered with 413.
+        rv_wait_seconds: how long a list or watch for a future resourceVersion
+            waits before the 504 (the real server waits 3 s).
+        heartbeat: how often an idle watch checks whether its client went away.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        bookmark_interval: float = 60.0,
+        history_window: int = 100_000,
+        watch_buffer_size: int = 10_000,
+        max_body_bytes: int = 3 * 1024 * 1024,
+        rv_wait_seconds: float = 3.0,
+        heartbeat: float = 0.1,
+    ) -> None:
+        self._host = host
+        self._port = port
+        self._storage = Storage(history_window=history_window)
+        self._settings = Settings(
+            bookmark_interval=bookmark_interval,
+            watch_buffer_size=watch_buffer_size,
+            max_body_bytes=max_body_bytes,
+            rv_wait_seconds=rv_wait_seconds,
+            heartbeat=heartbeat,
+        )
+        self._faults = FaultState()
+        self._lock = threading.Lock()  # guards _http and _thread
+        self._stopping = threading.Event()
+        self._http: HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> ApiServer:
+        """Bind and serve in a background thread; returns ``self``."""
+        with self._lock:
+            if self._http is not None:
+                return self
+            self._stopping.clear()
+            self._storage.reopen()
+            http = HTTPServer(
+                (self._host, self._port),
+                self._storage,
+                self._settings,
+                self._faults,
+                self._stopping,
+            )
+            self._port = http.server_address[1]
+            thread = threading.Thread(
+                target=http.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name=f"apiserver-{self._port}",
+                daemon=True,
+            )
+            self._http, self._thread = http, thread
+        thread.start()
+        log.info("API server emulator listening on %s", self.url)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving: end every watch, close every connection and join
+        every thread (up to ``timeout`` seconds). Stored objects are kept, so
+        :meth:`start` serves them again on the same port."""
+        with self._lock:
+            http, thread = self._http, self._thread
+            self._http = self._thread = None
+        if http is None or thread is None:
+            return
+        self._stopping.set()
+        self._storage.close()
+        http.shutdown()
+        thread.join(timeout)
+        http.server_close()
+        for conn in http.close_connections():
+            conn.join(timeout)
+        log.info("API server emulator on port %s stopped", self._port)
+
+    def __enter__(self) -> ApiServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def restart(self) -> None:
+        """Behave like an API server restart: every watch stream ends and every
+        open connection is closed; stored state and the port are kept."""
+        self._storage.end_watches("restart")
+        with self._lock:
+            http = self._http
+        if http is not None:
+            http.close_connections()
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` (the port is known once started)."""
+        return f"http://{self._host}:{self._port}"
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    def configuration(self) -> Any:
+        """A ``kubernetes.client.Configuration`` pointing at this server."""
+        from kubernetes import client  # noqa: PLC0415 - optional heavy import
+
+        config = client.Configuration()
+        config.host = self.url
+        return config
+
+    def api_client(self) -> Any:
+        """A new ``kubernetes.client.ApiClient`` for this server; the caller
+        must ``close()`` it."""
+        from kubernetes import client  # noqa: PLC0415 - optional heavy import
+
+        return client.ApiClient(self.configuration())
+
+    # ------------------------------------------------------- object access
+
+    def _resource(self, resource: Resource | str) -> Resource:
+        if isinstance(resource, Resource):
+            return resource
+        found = find_builtin(resource)
+        if found is None:
+            for res in self._storage.resources():
+                if resource in (res.plural, f"{res.plural}.{res.group}", res.kind):
+                    return res
+            raise ValueError(f"unknown resource {resource!r}")
+        return found
+
+    @staticmethod
+    def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except StatusError as error:
+            raise ApiServerError(error.code, error.body) from None
+
+    def register_resource(self, resource: Resource, *, status_subresource: bool = False) -> None:
+        """Serve a custom resource (as creating its CRD would)."""
+        self._storage.register_resource(resource, status_subresource=status_subresource)
+
+    def resources(self) -> list[Resource]:
+        """Every served resource."""
+        return self._storage.resources()
+
+    @property
+    def resource_version(self) -> int:
+        """The current global resourceVersion."""
+        return self._storage.resource_version
+
+    def create(
+        self, resource: Resource | str, obj: dict[str, Any], namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Create an object as a POST would; returns the stored object."""
+        res = self._resource(resource)
+        stored = self._call(self._storage.create, res, _copy(obj), namespace)
+        return dict(json.loads(stored.full_json))
+
+    def get(
+        self, resource: Resource | str, name: str, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """The stored object; :class:`ApiServerError` (404) when missing.
+        Namespaced kinds default to the ``default`` namespace."""
+        res = self._resource(resource)
+        stored = self._call(self._storage.get, res, name, _default_ns(res, namespace))
+        return dict(json.loads(stored.full_json))
+
+    def update(self, resource: Resource | str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Replace an object as a PUT would (status included); an RV in
+        ``obj`` must match (409 otherwise)."""
+        res = self._resource(resource)
+        stored = self._call(self._storage.update, res, _copy(obj))
+        return dict(json.loads(stored.full_json))
+
+    def delete(
+        self, resource: Resource | str, name: str, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Delete an object; returns its final state (with finalizers: the
+        object marked for deletion)."""
+        res = self._resource(resource)
+        stored, _ = self._call(self._storage.delete, res, name, _default_ns(res, namespace))
+        return dict(json.loads(stored.full_json))
+
+    def list_objects(
+        self, resource: Resource | str, namespace: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Every current object of the kind (in one namespace if given), ordered
+        by ``namespace/name``."""
+        res = self._resource(resource)
+        result = self._call(
+            self._storage.list_page,
+            res,
+            namespace,
+            exact_rv=None,
+            limit=0,
+            start_after=None,
+            predicate=None,
+        )
+        return [dict(json.loads(s.full_json)) for s in result.items]
+
+    # --------------------------------------------------------------- faults
+
+    def compact(self, rv: int | None = None) -> int:
+        """Drop history up to ``rv`` (default: now). Watches and exact lists
+        from an older RV, and older continue tokens, get 410. Returns the
+        compacted RV."""
+        return self._storage.compact(rv)
+
+    @property
+    def history_window(self) -> int:
+        """Events kept per kind (older ones are dropped as by compaction)."""
+        return self._storage.history_window
+
+    @history_window.setter
+    def history_window(self, value: int) -> None:
+        self._storage.history_window = max(0, int(value))
+
+    def drop_watches(self, mid_line: bool = False) -> None:
+        """Cut every open watch stream without a clean end (optionally after
+        half an event line)."""
+        self._storage.end_watches("drop-mid-line" if mid_line else "drop")
+
+    def stall_watches(self, seconds: float) -> None:
+        """Send no watch bytes for ``seconds`` (connections stay open; events
+        pile up in the per-watch buffers and may overflow them). 0 resumes."""
+        self._storage.stall(seconds)
+
+    def fail_next(
+        self,
+        n: int,
+        status: int,
+        retry_after: int | None = None,
+        path_prefix: str | None = None,
+        *,
+        plain_text: bool = False,
+    ) -> None:
+        """Answer the next ``n`` requests (whose path starts with
+        ``path_prefix``, if given) with HTTP ``status`` and a ``Status`` body;
+        429 carries ``Retry-After`` (default 1). ``plain_text`` sends the
+        text/plain form that API priority and fairness uses."""
+        self._faults.add_failure(n, status, retry_after, path_prefix, plain_text)
+
+    def replay_events_from(self, rv: int, count: int = 1) -> None:
+        """Make the next ``count`` watches (a buggy server) ignore their
+        requested RV and send every event after ``rv`` again."""
+        self._faults.add_replay(rv, count)
+
+    def clear_faults(self) -> None:
+        """Forget pending ``fail_next`` and ``replay_events_from`` faults and
+        end a stall."""
+        self._faults.clear()
+        self._storage.stall(0)
+
+    @property
+    def list_latency(self) -> float:
+        """Seconds every list waits before it is served."""
+        return self._settings.list_latency
+
+    @list_latency.setter
+    def list_latency(self, seconds: float) -> None:
+        self._settings.list_latency = max(0.0, float(seconds))
+
+    @property
+    def watch_list_mode(self) -> str:
+        """Watch-list (``sendInitialEvents``) support: ``"on"``, ``"off"``
+        (422, as a server without the feature) or ``"no-end-bookmark"``
+        (initial events but never the end bookmark)."""
+        return self._settings.watch_list_mode
+
+    @watch_list_mode.setter
+    def watch_list_mode(self, mode: str) -> None:
+        if mode not in _WATCH_LIST_MODES:
+            raise ValueError(f"watch_list_mode must be one of {_WATCH_LIST_MODES}, not {mode!r}")
+        self._settings.watch_list_mode = mode
+
+    @property
+    def watch_buffer_size(self) -> int:
+        """Events buffered per watch before a slow consumer is disconnected
+        (applies to watches opened afterwards)."""
+        return self._settings.watch_buffer_size
+
+    @watch_buffer_size.setter
+    def watch_buffer_size(self, size: int) -> None:
+        self._settings.watch_buffer_size = max(1, int(size))
+
+    @property
+    def bookmark_interval(self) -> float:
+        """Seconds between periodic bookmarks (watches opened afterwards)."""
+        return self._settings.bookmark_interval
+
+    @bookmark_interval.setter
+    def bookmark_interval(self, seconds: float) -> None:
+        self._settings.bookmark_interval = float(seconds)
+
+    @property
+    def rv_wait_seconds(self) -> float:
+        """How long a request for a future resourceVersion waits before 504."""
+        return self._settings.rv_wait_seconds
+
+    @rv_wait_seconds.setter
+    def rv_wait_seconds(self, seconds: float) -> None:
+        self._settings.rv_wait_seconds = float(seconds)
+
+    def watch_count(self) -> int:
+        """Number of watch streams open now."""
+        return self._storage.watch_count()
