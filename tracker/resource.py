@@ -29,7 +29,8 @@ What each channel receives
 Objects that fail to convert are reported to ``on_error`` (by default logged
 with the kind and key, never the content) and are otherwise left out of
 :meth:`ResourceTracker.known_resources` and the added and updated channels;
-nothing is ever raised into the informer. A resync replays the cache as
+nothing is ever raised into the informer. Conversion is lazy: an event that
+no registered channel would receive is not converted (nor reported). A resync replays the cache as
 updates whose old and new states are the same object; they reach the updated
 channels like any update.
 
@@ -57,6 +58,7 @@ from types import TracebackType
 from typing import Any, Generic, Literal, TypeVar, overload
 
 from informers import signals
+from informers.errors import InformerStateError
 from informers.informer import SharedIndexInformer
 from informers.objects import DeletedFinalStateUnknown, meta_namespace_key
 from tracker._convert import DEFAULT_CACHE_SIZE, Converter, converter_for
@@ -266,7 +268,9 @@ class ResourceTracker(Generic[T]):
                 raise ChannelRegistrationError("channel is not registered") from None
 
     def close(self) -> None:
-        """Detach from the informer and close every registered channel; idempotent."""
+        """Detach from the informer and close every registered channel;
+        idempotent. Registering a channel afterwards raises
+        :class:`~informers.errors.InformerStateError`; reading still works."""
         self._detach()
         with self._lock:
             channels = [ch for by_id in self._channels.values() for ch in by_id.values()]
@@ -280,6 +284,8 @@ class ResourceTracker(Generic[T]):
         if not isinstance(channel, Channel):
             raise TypeError(f"expected a tracker.Channel, not {type(channel).__name__}")
         with self._lock:
+            if not self._attached:
+                raise InformerStateError(f"the {self._kind} tracker is closed")
             if id(channel) in self._drops:
                 raise ChannelRegistrationError("channel is registered already")
             self._channels[kind][id(channel)] = channel
@@ -291,6 +297,12 @@ class ResourceTracker(Generic[T]):
                 raise ChannelRegistrationError(f"channel is not registered for {kind} events")
             del self._drops[id(channel)]
         channel.close()
+
+    def _wants(self, *kinds: _Kind) -> bool:
+        """Whether a channel of one of ``kinds`` is registered: events nobody
+        listens to are not converted at all."""
+        with self._lock:
+            return any(self._channels[kind] for kind in kinds)
 
     def _send(self, kind: _Kind, item: Any) -> None:
         with self._lock:
@@ -361,12 +373,16 @@ class ResourceTracker(Generic[T]):
             _logger.exception("%s tracker: handling an %s event failed", self._kind, what)
 
     def _on_add(self, raw: Any) -> None:
+        if not self._wants("added"):
+            return
         key = meta_namespace_key(raw)
         converted = self._try_convert(raw, key)
         if converted is not _FAILED and self._passes(converted, key):
             self._send("added", converted)
 
     def _on_update(self, old_raw: Any, new_raw: Any) -> None:
+        if not self._wants("added", "updated", "deleted"):
+            return
         key = meta_namespace_key(new_raw)
         new = self._try_convert(new_raw, key)
         old = self._try_convert(old_raw, key, report=False)  # reported when it came
@@ -381,6 +397,8 @@ class ResourceTracker(Generic[T]):
             self._send("deleted", TrackerDeleteResource(resource, key, new_raw, False))
 
     def _on_delete(self, obj: Any) -> None:
+        if not self._wants("deleted"):
+            return
         tombstone = isinstance(obj, DeletedFinalStateUnknown)
         raw, key = (obj.obj, obj.key) if tombstone else (obj, meta_namespace_key(obj))
         converted = self._try_convert(raw, key)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from kubernetes.client import V1Pod
 
 from informers import signals
-from informers.errors import UnknownIndexError
+from informers.errors import InformerStateError, UnknownIndexError
 from informers.informer import SharedIndexInformer
 from informers.objects import NAMESPACE_INDEX, DeletedFinalStateUnknown, namespace_index
 from informers.store import Indexer
@@ -170,9 +170,10 @@ def test_default_on_error_logs_kind_and_key_only(
     informer: SharedIndexInformer, watch: FakeWatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     with (
-        ResourceTracker(informer, convert=to_small),
+        ResourceTracker(informer, convert=to_small) as tracker,
         caplog.at_level(logging.WARNING, logger="tracker.resource"),
     ):
+        tracker.register_added_resource_channel(Channel())
         watch.add(pod("c", "6", app="bad"))
         settle(informer, "6")
     assert "cannot convert pods 'ns/c': ValueError" in caplog.text
@@ -377,9 +378,31 @@ def test_close_detaches_and_closes_every_channel(
     tracker.close()
     assert added.closed
     assert deleted.closed
+    with pytest.raises(InformerStateError, match="closed"):
+        tracker.register_added_resource_channel(Channel())
+    assert len(tracker.known_resources()) == 2
     for signal in (signals.added, signals.updated, signals.deleted):
         held = [getattr(r, "__self__", None) for r in signal.receivers.values()]
         assert tracker not in held
+
+
+def test_events_without_a_channel_for_them_are_not_converted(
+    informer: SharedIndexInformer, watch: FakeWatch
+) -> None:
+    calls: list[str] = []
+
+    def counting(raw: Mapping[str, Any]) -> Small:
+        calls.append(raw["metadata"]["name"])
+        return to_small(raw)
+
+    with ResourceTracker(informer, convert=counting) as tracker:
+        deleted: Channel[TrackerDeleteResource[Small]] = Channel()
+        tracker.register_deleted_resource_channel(deleted)
+        watch.add(pod("c", "6", app="web"))  # no added channel: not converted
+        watch.delete(pod("c", "7", app="web"))
+        settle(informer, "7")
+        assert calls == ["c"]
+        assert len(drain(deleted)) == 1
 
 
 def test_failing_filter_is_logged_and_treated_as_not_matching(
