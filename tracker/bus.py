@@ -258,10 +258,13 @@ class EventBus:
     """
 
     def __init__(self) -> None:
-        # _lock guards _started, _pending, _subscriptions and _signals, and is held
-        # while receivers are connected or disconnected. Never held during a send.
+        # _lock guards _started, _flushing, _pending, _subscriptions and _signals,
+        # and is held while receivers are connected or disconnected. Never held
+        # during a send. _flushing: one start() is delivering the backlog.
         self._lock = threading.Lock()
+        self._flushed = threading.Condition(self._lock)
         self._started = False
+        self._flushing = False
         self._pending: list[Event] = []
         self._subscriptions: dict[str, Subscription] = {}
         self._signals: dict[str, blinker.NamedSignal] = {}
@@ -324,21 +327,31 @@ class EventBus:
 
     def start(self) -> None:
         """Deliver the events published so far, in order, then deliver each new
-        event as it is published. Idempotent."""
-        while True:
+        event as it is published. Idempotent; when several threads call it at
+        once, one delivers the backlog and the others wait until it is done."""
+        with self._lock:
+            while self._flushing:
+                self._flushed.wait()
+            if self._started:
+                return
+            self._flushing = True
+        try:
+            while True:
+                with self._lock:
+                    batch, self._pending = self._pending, []
+                    if not batch:
+                        # Nothing left: from now on publish() sends directly.
+                        # Events published while the batches went out were
+                        # appended to _pending, so order is kept.
+                        self._started = True
+                        _logger.debug("event bus started")
+                        return
+                for event in batch:
+                    self._send(event)
+        finally:
             with self._lock:
-                if self._started:
-                    return
-                batch, self._pending = self._pending, []
-                if not batch:
-                    # Nothing left: from now on publish() sends directly. Events
-                    # published while the batches went out were appended to
-                    # _pending, so order is kept.
-                    self._started = True
-                    _logger.debug("event bus started")
-                    return
-            for event in batch:
-                self._send(event)
+                self._flushing = False
+                self._flushed.notify_all()
 
     def _send(self, event: Event) -> None:
         with self._lock:

@@ -126,6 +126,20 @@ def test_start_is_idempotent() -> None:
     assert drain(sub) == [Ping(1)]
 
 
+def test_concurrent_starts_deliver_the_backlog_once_in_order() -> None:
+    bus = EventBus()
+    sub = bus.subscribe("s", 1000, "ping")
+    for n in range(200):
+        bus.publish(Ping(n))
+    starters = [threading.Thread(target=bus.start, name=f"test-starter-{i}") for i in range(3)]
+    for thread in starters:
+        thread.start()
+    for thread in starters:
+        thread.join(JOIN)
+    assert bus.started
+    assert drain(sub) == [Ping(n) for n in range(200)]
+
+
 def test_full_buffer_drops_for_that_subscriber_only_and_counts(bus: EventBus) -> None:
     small = bus.subscribe("small", 2, "ping")
     large = bus.subscribe("large", 10, "ping")
