@@ -86,22 +86,23 @@ class ConversionError(TrackerError):
         self.key = key
 
 
-class _NamedLookupError(TrackerError, LookupError):
-    def __str__(self) -> str:  # LookupError would quote the whole message
-        return str(self.args[0])
-
-
-class UnknownResourceTypeError(_NamedLookupError):
+class UnknownResourceTypeError(TrackerError, LookupError):
     """The resource type name is not one the tracker was told to expect."""
 
     def __init__(self, resource_type_name: str) -> None:
         super().__init__(f"resource type {resource_type_name!r} is not tracked")
         self.resource_type_name = resource_type_name
 
+    def __str__(self) -> str:  # LookupError would quote the whole message
+        return str(self.args[0])
 
-class ResourceNotSyncedError(_NamedLookupError):
+
+class ResourceNotSyncedError(TrackerError, LookupError):
     """The resource type is expected but has not reported its sync yet."""
 
     def __init__(self, resource_type_name: str) -> None:
         super().__init__(f"resource type {resource_type_name!r} has not synced yet")
         self.resource_type_name = resource_type_name
+
+    def __str__(self) -> str:  # LookupError would quote the whole message
+        return str(self.args[0])
