@@ -191,22 +191,19 @@ class ResourceEventHandlerRegistration:
         self._informer = informer
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._cond = threading.Condition()
+        # Written only by the informer loop (the one producer), read anywhere:
+        self._puts = 0  # notifications put
         # Guarded by _cond:
-        self._initial_pending = 0
-        self._in_call = False
-        self._queued = 0  # notifications put and not yet finished
+        self._done = 0  # notifications handled (written by the listener thread)
         self._synced = False
-        self._joined = False  # got the informer's contents (late handlers)
         self._thread: threading.Thread | None = None
         self._removed = False
         self._next_resync = 0.0
 
     # producer side (informer loop)
     def _put(self, item: _Notification) -> None:
-        with self._cond:
-            self._queued += 1
-            if isinstance(item, _Add) and item.initial:
-                self._initial_pending += 1
+        # Only the informer loop calls this: the counter needs no lock.
+        self._puts += 1
         self._queue.put(item)
 
     def _start(self) -> None:
@@ -227,19 +224,15 @@ class ResourceEventHandlerRegistration:
             item = self._queue.get()
             if item is _STOP:
                 return
-            with self._cond:
-                self._in_call = True
             try:
                 self._deliver(item)
             finally:
                 with self._cond:
-                    self._in_call = False
-                    self._queued -= 1
-                    if isinstance(item, _Add) and item.initial:
-                        self._initial_pending -= 1
+                    self._done += 1
                     if isinstance(item, _Synced):
                         self._synced = True
-                    self._cond.notify_all()
+                    if isinstance(item, _Synced) or self._done >= self._puts:
+                        self._cond.notify_all()
             if isinstance(item, _Synced):
                 self._informer._registration_synced(self)
 
@@ -280,12 +273,12 @@ class ResourceEventHandlerRegistration:
     def pending(self) -> int:
         """Notifications buffered or being handled right now."""
         with self._cond:
-            return self._queued
+            return max(0, self._puts - self._done)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until the buffer is empty and the handler is not running."""
         with self._cond:
-            return self._cond.wait_for(lambda: self._queued == 0, timeout)
+            return self._cond.wait_for(lambda: self._done >= self._puts, timeout)
 
     def remove(self) -> None:
         """Stop delivering to this handler and join its thread. Idempotent."""
@@ -398,6 +391,7 @@ class SharedIndexInformer:
             else:
                 self._registrations = (*self._registrations, reg)
         if started:
+            reg._next_resync = self._clock.now() + resync
             reg._start()
             self._kick()
         return reg
@@ -659,9 +653,14 @@ class SharedIndexInformer:
         *,
         is_sync: bool = False,
     ) -> None:
+        quiet = not (
+            _signals.added.receivers or _signals.updated.receivers or _signals.deleted.receivers
+        )
         for reg in regs:
             if is_sync and reg not in syncing:
                 continue
+            if reg is self._bridge and quiet:
+                continue  # nobody listens to the signals: save the hand-off
             reg._put(item)
 
     def _apply_one(

@@ -91,7 +91,7 @@ class ListOptions:
             q.append(("limit", str(self.limit)))
         if self.continue_token:
             q.append(("continue", self.continue_token))
-        if self.resource_version is not None:
+        if self.resource_version:  # "" and None both mean "most recent"
             q.append(("resourceVersion", self.resource_version))
         if self.resource_version_match:
             q.append(("resourceVersionMatch", self.resource_version_match))

@@ -692,8 +692,9 @@ def _step_watching(state: Watching, inp: Input, config: ReflectorConfig) -> Step
         if rv and state.rv and not _newer(rv, state.rv):
             return state, ()  # replayed or out-of-order: never move back in time
         if rv:
-            mem = replace(mem, last_sync_rv=rv)
-        nxt = Watching(mem, rv=rv or state.rv, events=state.events + 1)
+            # (direct construction: this is the hot path of every event)
+            mem = Memory(rv, mem.rv_unavailable, mem.watch_list, mem.paginated)
+        nxt = Watching(mem, rv or state.rv, state.events + 1)
         if etype == "ADDED":
             return nxt, (StoreAdd(obj),)
         if etype == "MODIFIED":
@@ -840,6 +841,7 @@ class Reflector:
         self._resync_off = False  # guarded by _cond
         self._pending: Input | None = None
         self._done = threading.Event()
+        self._waiting = 0  # guarded by _cond: threads in wait_for()
 
     # ------------------------------------------------------------------ accessors
 
@@ -869,7 +871,11 @@ class Reflector:
         """Block until ``predicate(state)`` holds (checked at every transition)
         or ``timeout`` seconds passed; returns whether it holds."""
         with self._cond:
-            return self._cond.wait_for(lambda: predicate(self._state), timeout)
+            self._waiting += 1
+            try:
+                return self._cond.wait_for(lambda: predicate(self._state), timeout)
+            finally:
+                self._waiting -= 1
 
     # ------------------------------------------------------------------ driver
 
@@ -960,8 +966,7 @@ class Reflector:
         arm()
 
     def _transition(self, inp: Input, stop: threading.Event) -> None:
-        with self._cond:
-            state = self._state
+        state = self._state  # only this thread writes it
         new_state, actions = step(state, inp, self.config)
         # The new state is published once the store actions before the first
         # blocking action (a request or a wait) are done, so a reader that
@@ -979,9 +984,13 @@ class Reflector:
             self._publish(new_state)
 
     def _publish(self, state: ReflectorState) -> None:
-        with self._cond:
-            self._state = state
-            self._cond.notify_all()
+        # Replacing the reference is atomic; the lock is only needed to wake
+        # threads blocked in wait_for() (checked without it: a waiter that
+        # registers concurrently re-checks the predicate under the lock).
+        self._state = state
+        if self._waiting:
+            with self._cond:
+                self._cond.notify_all()
 
     def _perform(self, action: Action, stop: threading.Event) -> Input | None:
         match action:

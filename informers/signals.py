@@ -12,7 +12,9 @@ Connect to one informer with ``added.connect(receiver, sender=informer)``
 (or to all informers without ``sender``). Receivers run on the informer's
 signal listener thread (one per informer, like a handler's), in event order;
 a receiver that raises is logged and the others still run for later events.
-Objects are shared and read-only.
+A receiver sees the events that happen after it connected (an informer with
+no receivers at all does not even queue them). Objects are shared and
+read-only.
 """
 
 from __future__ import annotations

@@ -1,0 +1,335 @@
+"""The informer against the official client's ``kubernetes.informer.SharedInformer``
+on the same emulator, side by side, with the floor (the same bytes fetched and
+parsed with ``json.loads``, no informer):
+
+* time from start to synced (every object delivered to one handler) for N pods;
+* watch events per second delivered to a handler.
+
+    python benchmarks/bench_informer.py                 # 10k and 100k pods, 20k events
+    BENCH_INFORMER_PODS=10000 BENCH_INFORMER_EVENTS=5000 python benchmarks/bench_informer.py
+
+Run under pytest (``python -m pytest benchmarks/bench_informer.py
+--benchmark-enable``) it does one small round as a smoke test.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import kubernetes.client
+import urllib3
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_apiserver import fill, make_pod
+
+from informers import HTTPListerWatcher, ResourceEventHandlerFuncs, SharedIndexInformer
+from informers.resources import PODS
+from informers.testing import ApiServer
+
+try:
+    from kubernetes.informer import ADDED, SharedInformer
+except ImportError:  # an older kubernetes client without the informer module
+    SharedInformer = None
+    ADDED = "ADDED"
+
+
+# The official informer logs a traceback when its watch is cut at shutdown.
+logging.getLogger("kubernetes.informer").setLevel(logging.CRITICAL)
+
+
+class Counter:
+    def __init__(self, target: int) -> None:
+        self.target = target
+        self.count = 0
+        self.done = threading.Event()
+        if target == 0:
+            self.done.set()
+
+    def hit(self, *_: Any) -> None:
+        self.count += 1
+        if self.count >= self.target:
+            self.done.set()
+
+
+# --------------------------------------------------------------------------- sync
+
+
+def sync_ours(server: Any, n: int) -> float:
+    client = server.api_client()
+    counter = Counter(n)
+    inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods")
+    reg = inf.add_event_handler(ResourceEventHandlerFuncs(add_func=counter.hit))
+    started = time.perf_counter()
+    inf.start()
+    assert reg.wait_synced(600)
+    elapsed = time.perf_counter() - started
+    assert counter.count == n, counter.count
+    inf.stop()
+    client.close()
+    return elapsed
+
+
+def _wake(server: Any, resource: Any) -> None:
+    # The official informer's watch has no timeout: one more event lets its
+    # stop() return.
+    server.wake()
+
+
+def sync_official(server: Any, n: int) -> float:
+    client = server.api_client()
+    counter = Counter(n)
+    api = kubernetes.client.CoreV1Api(client)
+    inf = SharedInformer(api.list_pod_for_all_namespaces)
+    inf.add_event_handler(ADDED, counter.hit)
+    started = time.perf_counter()
+    inf.start()
+    assert counter.done.wait(1800)
+    elapsed = time.perf_counter() - started
+    stopper = threading.Thread(target=inf.stop, name="bench-official-stop")
+    stopper.start()
+    while stopper.is_alive():
+        _wake(server, PODS)
+        stopper.join(0.2)
+    client.close()
+    return elapsed
+
+
+def sync_floor(server: Any, n: int) -> float:
+    http = urllib3.PoolManager()
+    started = time.perf_counter()
+    response = http.request("GET", f"{server.url}/api/v1/pods?resourceVersion=0&limit=500")
+    body = json.loads(response.data)
+    elapsed = time.perf_counter() - started
+    assert len(body["items"]) >= n
+    http.clear()
+    return elapsed
+
+
+# --------------------------------------------------------------------------- events
+
+
+def _backlog(server: Any, prefix: str, n: int) -> float:
+    """Write ``n`` pods (in ``default``) while every watch is stalled, then
+    release the watches; returns the release time. What follows measures
+    consumption alone (the writes are not timed)."""
+    return float(server.backlog(prefix, n))
+
+
+def events_ours(server: Any, n: int) -> float:
+    client = server.api_client()
+    counter = Counter(n)
+    lw = HTTPListerWatcher(client, PODS, "default")
+    inf = SharedIndexInformer(lw, name="pods")
+    inf.add_event_handler(ResourceEventHandlerFuncs(add_func=counter.hit))
+    inf.start()
+    assert inf.wait_synced(60)
+    reflector = inf.reflector
+    assert reflector is not None
+    assert reflector.wait_for(lambda s: type(s).__name__ == "Watching", 60)
+    time.sleep(0.2)  # let the watch request reach the server
+    assert inf.wait_idle(60)
+    counter.target = counter.count + n
+    counter.done.clear()
+    started = _backlog(server, f"ours-{time.monotonic_ns()}", n)
+    assert counter.done.wait(600)
+    elapsed = time.perf_counter() - started
+    inf.stop()
+    client.close()
+    return elapsed
+
+
+def events_official(server: Any, n: int) -> float:
+    client = server.api_client()
+    api = kubernetes.client.CoreV1Api(client)
+    existing = server.count_default()
+    counter = Counter(existing + n)
+    inf = SharedInformer(api.list_namespaced_pod, namespace="default")
+    inf.add_event_handler(ADDED, counter.hit)
+    inf.start()
+    deadline = time.monotonic() + 60
+    while counter.count < existing and time.monotonic() < deadline:
+        counter.done.wait(0.01)
+    time.sleep(0.5)  # let its watch open (it has no idle point to wait on)
+    started = _backlog(server, f"official-{time.monotonic_ns()}", n)
+    assert counter.done.wait(1800)
+    elapsed = time.perf_counter() - started
+    stopper = threading.Thread(target=inf.stop, name="bench-official-stop")
+    stopper.start()
+    while stopper.is_alive():
+        _wake(server, PODS)
+        stopper.join(0.2)
+    client.close()
+    return elapsed
+
+
+def events_floor(server: Any, n: int) -> float:
+    http = urllib3.PoolManager()
+    rv = server.resource_version
+    response = http.request(
+        "GET",
+        f"{server.url}/api/v1/namespaces/default/pods"
+        f"?watch=1&resourceVersion={rv}&timeoutSeconds=600",
+        preload_content=False,
+    )
+    time.sleep(0.2)  # let the watch register
+    started = _backlog(server, f"floor-{time.monotonic_ns()}", n)
+    seen, pending = 0, b""
+    for chunk in response.stream(65536):
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            if line:
+                json.loads(line)
+                seen += 1
+        if seen >= n:
+            break
+    elapsed = time.perf_counter() - started
+    response.release_conn()
+    http.clear()
+    return elapsed
+
+
+# --------------------------------------------------------------------------- the server process
+
+
+class RemoteServer:
+    """An :class:`ApiServer` in a child process, so that its work (JSON
+    encoding, the writes) does not compete for this process's GIL with the
+    clients being measured. Driven over stdin/stdout."""
+
+    def __init__(self, watch_buffer_size: int) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(watch_buffer_size)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.url = self._ask("url")
+
+    def _ask(self, *command: Any) -> str:
+        assert self._proc.stdin is not None
+        assert self._proc.stdout is not None
+        self._proc.stdin.write(" ".join(str(c) for c in command) + "\n")
+        self._proc.stdin.flush()
+        return self._proc.stdout.readline().strip()
+
+    def api_client(self) -> Any:
+        config = kubernetes.client.Configuration()
+        config.host = self.url
+        return kubernetes.client.ApiClient(config)
+
+    def fill(self, n: int) -> None:
+        self._ask("fill", n)
+
+    @property
+    def resource_version(self) -> int:
+        return int(self._ask("rv"))
+
+    def count_default(self) -> int:
+        return int(self._ask("count"))
+
+    def wake(self) -> None:
+        self._ask("wake")
+
+    def backlog(self, prefix: str, n: int) -> float:
+        self._ask("stall", prefix, n)
+        started = time.perf_counter()
+        self._ask("release")
+        return started
+
+    def close(self) -> None:
+        self._ask("quit")
+        self._proc.wait(60)
+
+    def __enter__(self) -> RemoteServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def serve(watch_buffer_size: int) -> None:
+    with ApiServer(watch_buffer_size=watch_buffer_size) as server:
+        storage = server._storage  # the benchmark's writes skip the defensive copies
+        for line in sys.stdin:
+            command, *args = line.split()
+            answer = "ok"
+            if command == "url":
+                answer = server.url
+            elif command == "fill":
+                fill(server, int(args[0]))
+            elif command == "rv":
+                answer = str(server.resource_version)
+            elif command == "count":
+                answer = str(len(server.list_objects(PODS, "default")))
+            elif command == "wake":
+                name = f"wake-{time.monotonic_ns()}"
+                server.create(
+                    PODS, {"metadata": {"name": name, "namespace": "default"}, "spec": {}}
+                )
+            elif command == "stall":
+                server.stall_watches(3600)
+                for i in range(int(args[1])):
+                    pod = make_pod(i)
+                    meta = {**pod["metadata"], "name": f"{args[0]}-{i}", "namespace": "default"}
+                    storage.create(PODS, {**pod, "metadata": meta})
+            elif command == "release":
+                server.stall_watches(0)
+            print(answer, flush=True)
+            if command == "quit":
+                return
+
+
+# --------------------------------------------------------------------------- main
+
+
+def run(pod_counts: list[int], n_events: int, *, official: bool = True) -> list[str]:
+    lines = []
+    for n in pod_counts:
+        with RemoteServer(watch_buffer_size=max(10_000, n_events + 100)) as server:
+            server.fill(n)
+            sync_floor(server, n)  # warm the server's per-object JSON caches
+            floor = sync_floor(server, n)
+            ours = sync_ours(server, n)
+            line = (
+                f"sync {n} pods: ours {ours:.2f} s, floor {floor:.2f} s ({ours / floor:.2f}x floor)"
+            )
+            if official and SharedInformer is not None:
+                theirs = sync_official(server, n)
+                line += f", official {theirs:.2f} s ({theirs / ours:.1f}x slower than ours)"
+            lines.append(line)
+            print(line, flush=True)
+    with RemoteServer(watch_buffer_size=n_events + 100) as server:
+        floor = events_floor(server, n_events)
+        ours = events_ours(server, n_events)
+        line = (
+            f"watch {n_events} events: ours {n_events / ours:,.0f}/s, "
+            f"floor {n_events / floor:,.0f}/s ({ours / floor:.2f}x floor time)"
+        )
+        if official and SharedInformer is not None:
+            theirs = events_official(server, n_events)
+            line += f", official {n_events / theirs:,.0f}/s (ours {theirs / ours:.1f}x its rate)"
+        lines.append(line)
+        print(line, flush=True)
+    return lines
+
+
+def test_informer_benchmark_smoke() -> None:
+    assert len(run([200], 200, official=SharedInformer is not None)) == 2
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        serve(int(sys.argv[2]))
+        sys.exit(0)
+    pods = [int(x) for x in os.environ.get("BENCH_INFORMER_PODS", "10000,100000").split(",")]
+    events = int(os.environ.get("BENCH_INFORMER_EVENTS", "20000"))
+    run(pods, events)

@@ -1,0 +1,125 @@
+"""SharedInformerFactory and discovery against the emulator."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from informers.errors import ApiError, InformerStateError
+from informers.factory import SharedInformerFactory
+from informers.informer import ResourceEventHandlerFuncs
+from informers.listwatch import ListOptions, discover_resource
+from informers.resources import CONFIGMAPS, DEPLOYMENTS, PODS, Resource
+from informers.testing import ApiServer
+
+
+@pytest.fixture
+def client(api_server: ApiServer) -> Iterator[Any]:
+    c = api_server.api_client()
+    yield c
+    c.close()
+
+
+def test_factory_shares_informers_and_syncs(api_server: ApiServer, client: Any) -> None:
+    api_server.create(PODS, {"metadata": {"name": "a", "labels": {"app": "web"}}, "spec": {}})
+    api_server.create(CONFIGMAPS, {"metadata": {"name": "c"}})
+    factory = SharedInformerFactory(client)
+    try:
+        pods = factory.pods()
+        assert factory.for_resource(PODS) is pods
+        cms = factory.configmaps()
+        factory.start()
+        assert factory.wait_for_cache_sync(timeout=10) == {}
+        assert [p["metadata"]["name"] for p in factory.lister(PODS).list("app=web")] == ["a"]
+        assert factory.lister(CONFIGMAPS).namespace("default").get("c") is not None
+        assert cms.has_synced()
+        # an informer requested after start is started by the next start()
+        deployments = factory.deployments()
+        assert not deployments.has_synced()
+        factory.start()
+        assert factory.wait_for_cache_sync(timeout=10) == {}
+    finally:
+        factory.shutdown()
+    assert all(i.is_stopped() for i in factory.informers().values())
+    with pytest.raises(InformerStateError):
+        factory.pods()
+
+
+def test_factory_namespace_tweak_and_transform(api_server: ApiServer, client: Any) -> None:
+    api_server.create(PODS, {"metadata": {"name": "a", "labels": {"keep": "yes"}}, "spec": {}})
+    api_server.create(PODS, {"metadata": {"name": "b"}, "spec": {}})
+    api_server.create(PODS, {"metadata": {"name": "k", "namespace": "kube-system"}, "spec": {}})
+
+    def tweak(options: ListOptions) -> ListOptions:
+        return replace(options, label_selector="keep=yes")
+
+    def strip(obj: Any) -> Any:
+        return {"metadata": obj["metadata"], "stripped": True}
+
+    factory = SharedInformerFactory(
+        client, namespace="default", tweak_list_options=tweak, transform=strip
+    )
+    try:
+        pods = factory.pods()
+        factory.start()
+        assert factory.wait_for_cache_sync(timeout=10) == {}
+        objs = pods.get_store().list()
+        assert [o["metadata"]["name"] for o in objs] == ["a"]
+        assert objs[0]["stripped"]
+    finally:
+        factory.shutdown()
+
+
+def test_wait_for_cache_sync_says_why(api_server: ApiServer, client: Any) -> None:
+    api_server.fail_next(1000, 403, path_prefix="/api/v1/pods")
+    reported = threading.Event()
+    factory = SharedInformerFactory(client)
+    try:
+        pods = factory.pods()
+        pods.set_watch_error_handler(lambda r, e: reported.set())
+        factory.start()
+        assert reported.wait(10)
+        not_synced = factory.wait_for_cache_sync(timeout=0.2)
+        assert list(not_synced) == [PODS]
+        assert "403" in not_synced[PODS]
+    finally:
+        api_server.clear_faults()
+        factory.shutdown()
+
+
+def test_handlers_on_factory_informer(api_server: ApiServer, client: Any) -> None:
+    api_server.create(PODS, {"metadata": {"name": "a"}, "spec": {}})
+    seen: list[str] = []
+    factory = SharedInformerFactory(client, reflector_config=None)
+    try:
+        reg = factory.pods().add_event_handler(
+            ResourceEventHandlerFuncs(add_func=lambda o: seen.append(o["metadata"]["name"]))
+        )
+        factory.start()
+        assert reg.wait_synced(10)
+        assert seen == ["a"]
+    finally:
+        factory.shutdown()
+
+
+def test_discovery_against_the_emulator(api_server: ApiServer, client: Any) -> None:
+    assert discover_resource(client, "po").plural == "pods"
+    deploy = discover_resource(client, "deployments.apps")
+    assert (deploy.group, deploy.version, deploy.kind) == ("apps", "v1", "Deployment")
+    assert discover_resource(client, "deploy") == deploy
+    crd = Resource("example.com", "v1", "widgets", "Widget", namespaced=False)
+    api_server.register_resource(crd)
+    found = discover_resource(client, "widgets.example.com")
+    assert (found.group, found.version, found.kind, found.namespaced) == (
+        "example.com",
+        "v1",
+        "Widget",
+        False,
+    )
+    with pytest.raises(ApiError):
+        discover_resource(client, "nothings")
+    assert DEPLOYMENTS.plural == deploy.plural
