@@ -74,7 +74,35 @@ INFORMERS_ALL = {
     "wait_for_cache_sync",
 }
 
-TRACKER_ALL: set[str] = set()
+TRACKER_ALL = {
+    # event bus
+    "Component",
+    "Event",
+    "EventBus",
+    "Subscription",
+    # channels
+    "Channel",
+    # errors
+    "ChannelClosedError",
+    "ChannelEmptyError",
+    "ChannelFullError",
+    "ChannelRegistrationError",
+    "ChannelTimeoutError",
+    "ConversionError",
+    "DuplicateSubscriptionError",
+    "ResourceNotSyncedError",
+    "TrackerError",
+    "UnknownResourceTypeError",
+    # index synchronization
+    "IndexSynchronizationTracker",
+    "IndexSynchronizedEvent",
+    "ResourceSyncCompleteEvent",
+    # typed resource trackers
+    "ResourceTracker",
+    "TrackerDeleteResource",
+    # informers to sync events
+    "SyncEventPublisher",
+}
 
 
 def test_informers_all_is_pinned() -> None:

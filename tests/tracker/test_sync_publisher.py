@@ -1,0 +1,137 @@
+"""tracker.sync_publisher: informers' synced signals to ResourceSyncCompleteEvents,
+end to end with real informers (fed by FakeListerWatchers) and the index tracker."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from informers import signals
+from informers.informer import SharedIndexInformer
+from informers.testing.fake import FakeListerWatcher
+from tracker.bus import EventBus, Subscription
+from tracker.errors import ChannelEmptyError
+from tracker.index_sync import (
+    IndexSynchronizationTracker,
+    IndexSynchronizedEvent,
+    ResourceSyncCompleteEvent,
+)
+from tracker.sync_publisher import SyncEventPublisher
+
+JOIN = 5.0
+
+
+def obj(name: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": "1"}}
+
+
+def make_informer(name: str, count: int) -> SharedIndexInformer:
+    lw = FakeListerWatcher()
+    lw.set_objects([obj(f"{name}-{i}") for i in range(count)], "10")
+    return SharedIndexInformer(lw, name=name)
+
+
+@pytest.fixture
+def informers() -> Iterator[list[SharedIndexInformer]]:
+    made = [make_informer("pods", 3), make_informer("services", 2), make_informer("configmaps", 0)]
+    yield made
+    for informer in made:
+        informer.stop()
+
+
+@pytest.fixture
+def bus() -> EventBus:
+    b = EventBus()
+    b.start()
+    return b
+
+
+def drain(sub: Subscription) -> list[Any]:
+    out = []
+    while True:
+        try:
+            out.append(sub.get(timeout=0))
+        except ChannelEmptyError:
+            return out
+
+
+def test_tracker_fires_once_after_all_three_kinds_synced_never_before(
+    bus: EventBus, informers: list[SharedIndexInformer]
+) -> None:
+    ready = bus.subscribe("controller", 10, IndexSynchronizedEvent.event_type)
+    with SyncEventPublisher(bus, informers) as publisher:
+        assert publisher.resource_names == ("pods", "services", "configmaps")
+        index = IndexSynchronizationTracker(bus, None, publisher.resource_names)
+        index.start()
+        try:
+            for informer in informers[:2]:
+                informer.start()
+                assert informer.wait_synced(JOIN)
+                assert informer.wait_idle()
+            assert index.wait_idle(JOIN)
+            assert publisher.published() == {"pods", "services"}
+            assert drain(ready) == []
+            assert not index.all_synced()
+
+            informers[2].start()
+            event = ready.get(timeout=JOIN)
+            assert event == IndexSynchronizedEvent({"pods": 3, "services": 2, "configmaps": 0})
+            assert index.wait_idle(JOIN)
+            assert drain(ready) == []
+        finally:
+            index.stop()
+            assert index.join(JOIN)
+
+
+def test_informer_synced_before_the_publisher_is_published_at_construction(
+    bus: EventBus, informers: list[SharedIndexInformer]
+) -> None:
+    sink = bus.subscribe("sink", 10, ResourceSyncCompleteEvent.event_type)
+    informers[0].start()
+    assert informers[0].wait_synced(JOIN)
+    assert informers[0].wait_idle()
+    with SyncEventPublisher(bus, informers[:1]):
+        assert drain(sink) == [ResourceSyncCompleteEvent("pods", 3)]
+        signals.synced.send(informers[0])  # a second synced signal changes nothing
+        assert drain(sink) == []
+
+
+def test_mapping_gives_the_names(bus: EventBus, informers: list[SharedIndexInformer]) -> None:
+    sink = bus.subscribe("sink", 10, ResourceSyncCompleteEvent.event_type)
+    with SyncEventPublisher(bus, {"v1/pods": informers[0]}) as publisher:
+        assert publisher.resource_names == ("v1/pods",)
+        informers[0].start()
+        assert sink.get(timeout=JOIN) == ResourceSyncCompleteEvent("v1/pods", 3)
+
+
+def test_same_informer_under_two_names_is_rejected(
+    bus: EventBus, informers: list[SharedIndexInformer]
+) -> None:
+    with pytest.raises(ValueError, match="two names"):
+        SyncEventPublisher(bus, {"a": informers[0], "b": informers[0]})
+
+
+def test_close_stops_listening(bus: EventBus, informers: list[SharedIndexInformer]) -> None:
+    sink = bus.subscribe("sink", 10, ResourceSyncCompleteEvent.event_type)
+    publisher = SyncEventPublisher(bus, informers[:1])
+    publisher.close()
+    publisher.close()
+    informers[0].start()
+    assert informers[0].wait_synced(JOIN)
+    assert informers[0].wait_idle()
+    assert drain(sink) == []
+    assert not any(
+        getattr(r, "__self__", None) is publisher for r in signals.synced.receivers.values()
+    )
+
+
+def test_synced_signals_of_other_informers_are_ignored(
+    bus: EventBus, informers: list[SharedIndexInformer]
+) -> None:
+    sink = bus.subscribe("sink", 10, ResourceSyncCompleteEvent.event_type)
+    with SyncEventPublisher(bus, informers[:1]):
+        signals.synced.send(informers[1])
+        signals.synced.send(object())
+        assert drain(sink) == []

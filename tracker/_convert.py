@@ -1,0 +1,177 @@
+"""Turning raw API objects (dicts) into the type a tracker's user asked for,
+memoised per (uid, resourceVersion).
+
+Private: :class:`tracker.resource.ResourceTracker` is the public face. Kept in
+its own module so the conversion rules can be tested without an informer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar, cast
+
+import cachetools
+
+from tracker.errors import ConversionError
+
+__all__ = ["Converter", "converter_for"]
+
+T = TypeVar("T")
+
+#: How many converted objects a tracker keeps by default.
+DEFAULT_CACHE_SIZE = 4096
+
+
+_api_client_lock = threading.Lock()
+_api_client: Any = None
+
+
+def _kubernetes_deserializer() -> Callable[[Any, type[Any]], Any]:
+    """The kubernetes client's model deserializer, from one shared ApiClient."""
+    global _api_client  # noqa: PLW0603 - one lazily made client for the process
+    with _api_client_lock:
+        if _api_client is None:
+            from kubernetes.client import ApiClient  # noqa: PLC0415 - heavy, only when asked
+
+            _api_client = ApiClient()
+        client = _api_client
+    # The public ApiClient.deserialize wants an HTTP response and would re-parse
+    # JSON we already parsed; the generated client's own private worker takes
+    # the data as is.
+    return cast(Callable[[Any, type[Any]], Any], client._ApiClient__deserialize)
+
+
+def _is_kubernetes_model(model: type[Any]) -> bool:
+    return isinstance(getattr(model, "openapi_types", None), dict) and isinstance(
+        getattr(model, "attribute_map", None), dict
+    )
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _dataclass_converter(model: type[T]) -> Callable[[Mapping[str, Any]], T]:
+    fields = [(f.name, _camel(f.name)) for f in dataclasses.fields(model) if f.init]  # type: ignore[arg-type]
+
+    def convert(raw: Mapping[str, Any]) -> T:
+        kwargs = {}
+        for name, camel in fields:
+            if name in raw:
+                kwargs[name] = raw[name]
+            elif camel in raw:
+                kwargs[name] = raw[camel]
+        return model(**kwargs)
+
+    return convert
+
+
+def converter_for(model: type[T]) -> Callable[[Mapping[str, Any]], T]:
+    """The conversion function for ``model``:
+
+    * ``dict``: the raw object itself (no conversion, no copy);
+    * a ``kubernetes`` client model class (``V1Pod``...): the client's own
+      deserializer, so field names, nested models and timestamps are as the
+      client makes them;
+    * a pydantic model (anything with ``model_validate``): ``model_validate``;
+    * a dataclass: its init fields taken from the top-level keys, by field name
+      or by its camelCase form (``api_version`` from ``apiVersion``), nested
+      values left as they are; missing fields use their defaults.
+
+    Anything else is a :class:`TypeError`; pass ``convert=`` instead.
+    """
+    if model is dict:
+        return cast(Callable[[Mapping[str, Any]], T], lambda raw: raw)
+    if _is_kubernetes_model(model):
+        deserialize = _kubernetes_deserializer()
+        return lambda raw: cast(T, deserialize(raw, model))
+    validate = getattr(model, "model_validate", None)
+    if callable(validate):
+        return lambda raw: cast(T, validate(raw))
+    if isinstance(model, type) and dataclasses.is_dataclass(model):
+        return _dataclass_converter(model)
+    raise TypeError(
+        f"do not know how to convert objects to {model!r}: give a kubernetes model, "
+        "a pydantic model, a dataclass or dict, or pass convert="
+    )
+
+
+def _metadata_field(raw: Any, name: str) -> str:
+    metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
+    value = metadata.get(name) if isinstance(metadata, Mapping) else None
+    return value if isinstance(value, str) else ""
+
+
+class Converter(Generic[T]):
+    """Converts raw objects with ``convert`` and memoises the results in an LRU
+    of ``cache_size`` entries keyed by (uid, resourceVersion); objects lacking
+    either are converted every time. ``cache_size=0`` disables the memo.
+
+    Thread-safe: the LRU is guarded by one lock, and conversions run outside
+    it (two threads converting the same new object at once may both do the
+    work; both get equal results). A memoised result is shared by every caller,
+    so it is read-only by contract, like the raw objects.
+    """
+
+    def __init__(
+        self,
+        convert: Callable[[Mapping[str, Any]], T],
+        *,
+        kind: str = "object",
+        cache_size: int = DEFAULT_CACHE_SIZE,
+        memoise: bool = True,
+    ) -> None:
+        if cache_size < 0:
+            raise ValueError(f"cache_size must not be negative, not {cache_size}")
+        self._convert = convert
+        self._kind = kind
+        self._memoise = memoise and cache_size > 0
+        # _lock guards _cache (cachetools caches are not thread-safe) and the counters.
+        self._lock = threading.Lock()
+        self._cache: cachetools.LRUCache[tuple[str, str], T] = cachetools.LRUCache(
+            maxsize=max(1, cache_size)
+        )
+        self._hits = 0
+        self._misses = 0
+
+    @property
+    def hits(self) -> int:
+        """How many conversions the memo saved."""
+        with self._lock:
+            return self._hits
+
+    @property
+    def misses(self) -> int:
+        """How many conversions actually ran."""
+        with self._lock:
+            return self._misses
+
+    def __call__(self, raw: Mapping[str, Any], key: str) -> T:
+        """``raw`` as T; raises :class:`ConversionError` (naming ``key``) when
+        the conversion fails."""
+        memo_key = None
+        if self._memoise:
+            uid = _metadata_field(raw, "uid")
+            version = _metadata_field(raw, "resourceVersion")
+            if uid and version:
+                memo_key = (uid, version)
+                with self._lock:
+                    found = self._cache.get(memo_key, _MISSING)
+                    if found is not _MISSING:
+                        self._hits += 1
+                        return cast(T, found)
+        try:
+            converted = self._convert(raw)
+        except Exception as err:
+            raise ConversionError(self._kind, key, type(err).__name__) from err
+        with self._lock:
+            self._misses += 1
+            if memo_key is not None:
+                self._cache[memo_key] = converted
+        return converted
+
+
+_MISSING: Any = object()
