@@ -1,29 +1,43 @@
-"""The ``kube-informers demo`` command: the cache core at work.
+"""The ``kube-informers demo`` command: a real informer against an embedded
+API server emulator, through churn and the failures a real cluster throws.
 
-A producer thread plays the reflector: it "lists" generated pods into the
-delta queue, then streams adds, updates and deletes, and finally relists while
-some deletions were "missed", so the queue turns them into tombstones. The
-consumer plays the informer loop: it pops each entry, applies it to an
-:class:`~informers.store.Indexer` with a namespace and a node index, and counts
-what it saw. Everything is printed with ``rich``.
+It starts :class:`~informers.testing.ApiServer` on a free loopback port,
+creates pods, and runs a :class:`~informers.SharedInformerFactory` over HTTP
+with a node index and a counting handler. Then it writes to the server in
+phases, each with a fault:
+
+1. **churn**: creates, updates and deletes while the watch is healthy;
+2. **missed deletes**: the watch stalls, pods are deleted, history is
+   compacted and the stream is cut, so the reflector's re-watch gets
+   410 Gone and it relists; the deletions it missed reach the handler as
+   ``DeletedFinalStateUnknown`` tombstones;
+3. **throttling**: the stream is cut and the next requests get 429 with
+   ``Retry-After``; the reflector waits as told and re-watches from where it
+   was, without a relist.
+
+After each phase it waits (on the reflector's state, not by sleeping) until
+the informer caught up, and checks that the cache equals the server.
 """
 
 from __future__ import annotations
 
 import random
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from informers.errors import FIFOClosedError
-from informers.fifo import Delta, DeltaType, RealFIFO
-from informers.objects import NAMESPACE_INDEX, DeletedFinalStateUnknown, namespace_index
-from informers.store import Indexer
+from informers.factory import SharedInformerFactory
+from informers.objects import DeletedFinalStateUnknown, meta_namespace_key
+from informers.resources import NAMESPACES, PODS
+from informers.testing.apiserver import ApiServer
 
-__all__ = ["DemoReport", "run_store_demo"]
+__all__ = ["DemoReport", "PhaseReport", "run_demo"]
 
 NODE_INDEX = "node"
+_NAMESPACES = ("default", "shop", "payments")
 
 
 def _node_index(obj: Any) -> list[str]:
@@ -31,93 +45,189 @@ def _node_index(obj: Any) -> list[str]:
     return [node] if node else []
 
 
-def _pod(rng: random.Random, number: int, rv: int) -> dict[str, Any]:
-    return {
-        "metadata": {
-            "name": f"pod-{number}",
-            "namespace": rng.choice(["default", "shop", "payments"]),
-            "resourceVersion": str(rv),
-            "labels": {"app": rng.choice(["web", "api", "worker"])},
-        },
-        "spec": {"nodeName": f"node-{rng.randrange(4)}"},
-        "status": {"phase": "Running"},
-    }
+@dataclass
+class PhaseReport:
+    """One phase: what was written, how long the informer took to catch up,
+    and whether its cache then equalled the server's state."""
+
+    name: str
+    writes: int
+    seconds: float
+    cache_matches_server: bool
+    cached: int
 
 
 @dataclass
 class DemoReport:
-    """What the consumer saw: delta counts, final cache contents by index."""
+    """Everything the demo saw."""
 
-    deltas: Counter[str] = field(default_factory=Counter)
-    tombstones: int = 0
-    cached: int = 0
+    initial_pods: int = 0
+    sync_seconds: float = 0.0
+    phases: list[PhaseReport] = field(default_factory=list)
+    events: Counter[str] = field(default_factory=Counter)
+    watch_errors: Counter[str] = field(default_factory=Counter)
     by_node: dict[str, int] = field(default_factory=dict)
-    by_namespace: dict[str, int] = field(default_factory=dict)
-    synced_after: int = 0
 
 
-def run_store_demo(objects: int, seed: int) -> DemoReport:
-    """Run the producer and consumer threads to completion and report.
+class _CountingHandler:
+    """The demo's event handler (any object with the three ``on_*`` methods
+    is one): counts what it is told, on its own listener thread. The lock
+    only guards the counter."""
 
-    Blocks until both threads finished; leaves no thread behind.
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.counts: Counter[str] = Counter()
+
+    def _count(self, what: str) -> None:
+        with self._lock:
+            self.counts[what] += 1
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        self._count("added (initial list)" if is_in_initial_list else "added")
+
+    def on_update(self, old: Any, new: Any) -> None:
+        self._count("updated")
+
+    def on_delete(self, obj: Any) -> None:
+        tombstone = isinstance(obj, DeletedFinalStateUnknown)
+        self._count("deleted (tombstone)" if tombstone else "deleted")
+
+
+def _pod(rng: random.Random, number: int) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": f"pod-{number}",
+            "namespace": rng.choice(_NAMESPACES),
+            "labels": {"app": rng.choice(["web", "api", "worker"])},
+        },
+        "spec": {
+            "nodeName": f"node-{rng.randrange(4)}",
+            "containers": [{"name": "main", "image": "example/app:1"}],
+        },
+    }
+
+
+def run_demo(
+    pods: int = 200,
+    writes: int = 300,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> DemoReport:
+    """Run the whole demo and return what it saw.
+
+    Blocks until every phase converged (raising :class:`TimeoutError` if the
+    informer does not catch up within 60 s of a phase) and every thread it
+    started has been stopped and joined.
     """
+    say = progress or (lambda _message: None)
     rng = random.Random(seed)
-    indexer = Indexer(indexers={NAMESPACE_INDEX: namespace_index, NODE_INDEX: _node_index})
-    fifo = RealFIFO(known_objects=indexer)
-    report = DemoReport()
-    popped = 0
+    report = DemoReport(initial_pods=pods)
+    counter = _CountingHandler()
+    with ApiServer() as server:
+        for namespace in _NAMESPACES[1:]:
+            server.create(NAMESPACES, {"metadata": {"name": namespace}})
+        live: dict[str, dict[str, Any]] = {}
+        for number in range(pods):
+            pod = _pod(rng, number)
+            live[meta_namespace_key(pod)] = server.create(PODS, pod)
+        say(f"emulator at {server.url} holds {pods} pods")
 
-    def apply(deltas: list[Delta], is_in_initial_list: bool) -> None:
-        report.deltas.update(d.type.value for d in deltas)
-        if len(deltas) > 1:  # a relist: applied in one atomic replace
-            report.tombstones += sum(isinstance(d.object, DeletedFinalStateUnknown) for d in deltas)
-            indexer.replace([d.object for d in deltas if d.type is DeltaType.REPLACED], "")
-            return
-        (delta,) = deltas
-        if delta.type is DeltaType.DELETED:
-            indexer.delete(delta.object)
-        elif delta.type is not DeltaType.BOOKMARK:
-            indexer.update(delta.object)
+        client = server.api_client()
+        factory = SharedInformerFactory(client)
+        try:
+            informer = factory.pods()
+            informer.add_indexers({NODE_INDEX: _node_index})
+            informer.set_watch_error_handler(
+                lambda _reflector, error: report.watch_errors.update([type(error).__name__])
+            )
+            registration = informer.add_event_handler(counter)
+            started = time.monotonic()
+            factory.start()
+            not_synced = factory.wait_for_cache_sync(timeout=60)
+            if not_synced or not registration.wait_synced(60):
+                raise TimeoutError(f"informer did not sync: {not_synced}")
+            report.sync_seconds = time.monotonic() - started
+            say(f"synced {len(informer.get_indexer())} pods in {report.sync_seconds:.2f} s")
 
-    def produce() -> None:
-        rv = 1
-        live = {}
-        for number in range(objects):
-            rv += 1
-            live[number] = _pod(rng, number, rv)
-        fifo.replace(list(live.values()), str(rv))
-        for _ in range(objects):
-            rv += 1
-            number = rng.randrange(objects * 2)
-            if number in live and rng.random() < 0.3:
-                fifo.delete(live.pop(number))
-            else:
-                live[number] = _pod(rng, number, rv)
-                fifo.update(live[number])
-        for number in rng.sample(sorted(live), k=len(live) // 10):  # deletions the watch "missed"
-            del live[number]
-        fifo.replace(list(live.values()), str(rv + 1))
-        fifo.close()
+            def converge(name: str, done_writes: int, began: float) -> None:
+                target = server.resource_version
+                caught_up = informer.reflector is not None and informer.reflector.wait_for(
+                    lambda state: int(state.mem.last_sync_rv or 0) >= target, 60
+                )
+                if not caught_up or not informer.wait_idle(60) or not registration.wait_idle(60):
+                    raise TimeoutError(f"informer did not catch up after phase {name!r}")
+                server_state = {
+                    meta_namespace_key(obj): obj["metadata"]["resourceVersion"]
+                    for obj in server.list_objects(PODS)
+                }
+                cache_state = {
+                    meta_namespace_key(obj): obj["metadata"]["resourceVersion"]
+                    for obj in informer.get_indexer().list()
+                }
+                phase = PhaseReport(
+                    name,
+                    done_writes,
+                    time.monotonic() - began,
+                    cache_state == server_state,
+                    len(cache_state),
+                )
+                report.phases.append(phase)
+                verdict = "cache == server" if phase.cache_matches_server else "CACHE DIFFERS"
+                say(f"{name}: {done_writes} writes, caught up in {phase.seconds:.2f} s, {verdict}")
 
-    producer = threading.Thread(target=produce, name="kube-informers-demo-producer")
-    producer.start()
-    try:
-        while True:
-            fifo.pop(apply)
-            popped += 1
-            if fifo.has_synced() and not report.synced_after:
-                report.synced_after = popped
-    except FIFOClosedError:
-        pass  # the producer closed the queue after its last relist
-    finally:
-        producer.join()
-    report.cached = len(indexer)
-    report.by_node = {
-        v: len(indexer.index_keys(NODE_INDEX, v))
-        for v in sorted(indexer.list_index_func_values(NODE_INDEX))
-    }
-    report.by_namespace = {
-        v: len(indexer.index_keys(NAMESPACE_INDEX, v))
-        for v in sorted(indexer.list_index_func_values(NAMESPACE_INDEX))
-    }
+            next_number = pods
+
+            def churn(count: int) -> int:
+                nonlocal next_number
+                for _ in range(count):
+                    roll = rng.random()
+                    if roll < 0.3 or not live:
+                        pod = _pod(rng, next_number)
+                        next_number += 1
+                        live[meta_namespace_key(pod)] = server.create(PODS, pod)
+                    elif roll < 0.8:
+                        key = rng.choice(sorted(live))
+                        obj = live[key]
+                        changed = {**obj, "metadata": {**obj["metadata"]}}
+                        labels = dict(changed["metadata"].get("labels", {}))
+                        labels["revision"] = str(rng.randrange(1000))
+                        changed["metadata"]["labels"] = labels
+                        live[key] = server.update(PODS, changed)
+                    else:
+                        key = rng.choice(sorted(live))
+                        namespace, _, name = key.partition("/")
+                        server.delete(PODS, name, namespace)
+                        del live[key]
+                return count
+
+            began = time.monotonic()
+            converge("churn", churn(writes), began)
+
+            began = time.monotonic()
+            server.stall_watches(60)
+            victims = rng.sample(sorted(live), k=max(1, len(live) // 10))
+            for key in victims:
+                namespace, _, name = key.partition("/")
+                server.delete(PODS, name, namespace)
+                del live[key]
+            server.compact()
+            server.drop_watches()
+            server.stall_watches(0)
+            converge("missed deletes (410 relist)", len(victims), began)
+
+            began = time.monotonic()
+            written = churn(writes // 20)  # the new watch is healthy and delivering
+            server.fail_next(2, 429, retry_after=1, path_prefix="/api/v1/pods")
+            server.drop_watches()
+            written += churn(writes // 20)  # made while the reflector is throttled
+            converge("throttled (429 Retry-After)", written, began)
+
+            report.by_node = {
+                node: len(informer.get_indexer().index_keys(NODE_INDEX, node))
+                for node in sorted(informer.get_indexer().list_index_func_values(NODE_INDEX))
+            }
+        finally:
+            factory.shutdown()
+            client.close()
+    report.events = counter.counts
     return report

@@ -25,8 +25,15 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="kube-informers", description="Thread-based Kubernetes informers for Python."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the machinery on generated objects and show it")
-    demo.add_argument("--objects", type=int, default=200, help="how many objects to generate")
+    demo = sub.add_parser(
+        "demo",
+        help="run a real informer against an embedded API server emulator, through churn "
+        "and faults, and show what it saw",
+    )
+    demo.add_argument(
+        "--pods", type=int, default=200, help="pods created before the informer starts"
+    )
+    demo.add_argument("--writes", type=int, default=300, help="writes in the churn phase")
     demo.add_argument("--seed", type=int, default=0, help="random seed for the churn")
     _add_serve_parser(sub)
     return parser
@@ -96,35 +103,51 @@ def _shell_quote(path: Path) -> str:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    """Run the informer demo and print what happened; 0 when every phase
+    ended with the cache equal to the server's state."""
+    import logging
+
     from rich.console import Console
+    from rich.logging import RichHandler
     from rich.table import Table
 
-    from informers._demo import run_store_demo
+    from informers._demo import run_demo
 
     console = Console()
+    # The reflector's warnings (410, 429, dropped streams) are part of the show.
+    handler = RichHandler(console=console, show_path=False, show_time=False)
+    logging.getLogger("informers").addHandler(handler)
     console.print(
-        f"[bold]kube-informers demo[/]: {args.objects} generated pods through the delta "
-        f"queue into an indexed store (seed {args.seed})"
+        f"[bold]kube-informers demo[/]: a SharedInformerFactory over HTTP against the "
+        f"embedded API server emulator ({args.pods} pods, seed {args.seed})"
     )
-    report = run_store_demo(args.objects, args.seed)
-    deltas = Table(title="deltas by type")
-    deltas.add_column("type")
-    deltas.add_column("count", justify="right")
-    for kind, count in sorted(report.deltas.items()):
-        deltas.add_row(kind, str(count))
-    console.print(deltas)
-    nodes = Table(title="pods by node")
-    nodes.add_column("node")
-    nodes.add_column("pods", justify="right")
-    for node, count in report.by_node.items():
-        nodes.add_row(node, str(count))
-    console.print(nodes)
-    console.print(
-        f"synced after the first entry ({report.synced_after} popped); "
-        f"{report.tombstones} tombstones from the last relist; {report.cached} pods cached; "
-        f"namespaces: {report.by_namespace}"
-    )
-    return 0
+    try:
+        report = run_demo(args.pods, args.writes, args.seed, progress=console.print)
+    finally:
+        logging.getLogger("informers").removeHandler(handler)
+
+    phases = Table(title="phases")
+    for column in ("phase", "writes", "caught up in", "cached pods", "cache == server"):
+        phases.add_column(column)
+    for phase in report.phases:
+        phases.add_row(
+            phase.name,
+            str(phase.writes),
+            f"{phase.seconds:.2f} s",
+            str(phase.cached),
+            "[green]yes[/]" if phase.cache_matches_server else "[red]NO[/]",
+        )
+    console.print(phases)
+    events = Table(title="events the handler received")
+    events.add_column("event")
+    events.add_column("count", justify="right")
+    for what, count in sorted(report.events.items()):
+        events.add_row(what, str(count))
+    console.print(events)
+    errors = ", ".join(f"{name} x{count}" for name, count in sorted(report.watch_errors.items()))
+    console.print(f"watch errors seen (and recovered from): {errors or 'none'}")
+    console.print(f"pods by node index: {report.by_node}")
+    return 0 if all(phase.cache_matches_server for phase in report.phases) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
