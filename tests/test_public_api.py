@@ -105,6 +105,25 @@ TRACKER_ALL = {
 }
 
 
+TESTING_ALL = {
+    "ApiServer",
+    "ApiServerError",
+    "FakeClock",
+    "FakeListerWatcher",
+    "FakeWatch",
+    "IndexedStoreStateMachine",
+    "indexed_store_machine",
+    "RealFIFOStateMachine",
+    "real_fifo_machine",
+}
+
+
+def test_informers_testing_all_is_pinned() -> None:
+    import informers.testing
+
+    assert set(informers.testing.__all__) == TESTING_ALL
+
+
 def test_informers_all_is_pinned() -> None:
     assert set(informers.__all__) == INFORMERS_ALL
     assert len(informers.__all__) == len(set(informers.__all__)), "duplicate names in __all__"

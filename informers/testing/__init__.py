@@ -11,10 +11,17 @@ from typing import Any
 # --- API server emulator (informers.testing.apiserver) ---
 from informers.testing.apiserver import ApiServer, ApiServerError
 
+# --- scriptable fakes (informers.testing.fake) ---
+from informers.testing.fake import FakeClock, FakeListerWatcher, FakeWatch
+
 __all__: list[str] = [
     # API server emulator
     "ApiServer",
     "ApiServerError",
+    # scriptable fakes
+    "FakeClock",
+    "FakeListerWatcher",
+    "FakeWatch",
     # hypothesis state machines (informers.testing.stateful; imported lazily)
     "IndexedStoreStateMachine",
     "indexed_store_machine",
