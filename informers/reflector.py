@@ -14,8 +14,9 @@ Behaviour (client-go's reflector):
   a relist uses the last synced RV; after a 410 or a "too large resource
   version" the RV is unavailable and the list uses ``""`` (most recent).
 * Pages of ``page_size`` only when listing at ``""``/``"0"`` or once the server
-  answered paginated at ``"0"``; an expired continue token falls back to one
-  full list at the most recent state.
+  answered paginated at ``"0"``; a continue token in an answer is always
+  followed; an expired continue token falls back to one full list at the most
+  recent state.
 * The watch starts at the list RV with bookmarks always requested and a server
   timeout chosen at random in ``[min_watch_timeout, 2 * min_watch_timeout]``.
   A clean end re-watches from the last RV at once; a "very short" watch (ended
@@ -564,7 +565,10 @@ def _step_listing(state: Listing, inp: Input, config: ReflectorConfig) -> Step:
             )
         cont = meta.get("continue")
         actions: list[Action] = [Buffer(items)]
-        if isinstance(cont, str) and cont and state.limit:
+        if isinstance(cont, str) and cont:
+            # Followed even when we asked for no limit (a tweak_list_options
+            # may have set one): replacing the store with one page of many
+            # would delete every object of the pages not fetched.
             nxt = replace(state, continue_token=cont, pages=state.pages + 1)
             actions.append(RequestList(ListOptions(limit=state.limit, continue_token=cont)))
             return nxt, tuple(actions)
