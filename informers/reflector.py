@@ -1112,9 +1112,11 @@ class Reflector:
             error = exc
         if stop.is_set():
             return StopRequested()
-        if self._deadline_fired.is_set():
+        if self._deadline_fired.is_set() and isinstance(self._state, Streaming):
             self._close_stream()
             return DeadlineFired()
+        # (A deadline that fired as the end bookmark was being applied stopped
+        # a stream that is now a plain watch: that watch simply ended.)
         elapsed = self._clock.now() - self._watch_started
         self._close_stream()
         if error is not None and not isinstance(error, WatchDecodeError):

@@ -335,3 +335,41 @@ def test_fake_watch_iteration_raises_and_stops() -> None:
     assert next(it)["type"] == "ADDED"
     with pytest.raises(ValueError, match="x"):
         next(it)
+
+
+class _BookmarkRacesDeadline(FakeWatch):
+    """A streaming list whose initial-events-end bookmark was already read
+    when the deadline fired: the deadline stops the stream, yet the bookmark
+    is still handed to the reflector (as bytes in a socket buffer would be)."""
+
+    def __init__(self, clock: FakeClock, deadline: float) -> None:
+        super().__init__()
+        self._clock = clock
+        self._deadline = deadline
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        yield {"type": "ADDED", "object": pod("a", "3")}
+        self._clock.advance(self._deadline)  # the deadline timer runs here: stop()
+        end = {"resourceVersion": "6", "annotations": {"k8s.io/initial-events-end": "true"}}
+        yield {"type": "BOOKMARK", "object": {"metadata": end}}
+        # stopped: the stream ends here
+
+
+def test_deadline_firing_as_the_end_bookmark_arrives_rewatches(
+    lw: FakeListerWatcher,
+    store: RecordingStore,
+    clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    lw.script_watch(_BookmarkRacesDeadline(clock, 10.0))
+    refl = make(lw, store, clock, use_watch_list=True, watch_list_deadline=10.0)
+    with Running(refl):
+        assert store.wait_ops(1) == [("replace", (["a"], "6"))]
+        # The stream ended after the bookmark: a plain re-watch from its RV,
+        # not an "unexpected error" followed by a relist after a backoff.
+        w2 = lw.wait_for_watch(2, timeout=2.0)
+        assert w2.options.resource_version == "6"
+        assert not w2.options.send_initial_events
+    assert not lw.list_calls
+    assert refl.errors() == []
+    assert "unexpected error" not in caplog.text
