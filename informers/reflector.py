@@ -366,8 +366,8 @@ class StoreDelete:
 
 @dataclass(frozen=True, slots=True)
 class Backoff:
-    """Wait (``retry_after`` seconds when the server said so, else the next
-    backoff delay), then answer with :class:`TimerFired`."""
+    """Wait (``retry_after`` seconds when the server said so and it is
+    positive, else the next backoff delay), then answer with :class:`TimerFired`."""
 
     reason: str
     retry_after: float | None = None
@@ -1036,7 +1036,12 @@ class Reflector:
             case CancelDeadline():
                 self._cancel_deadline()
             case Backoff(reason, retry_after):
-                delay = retry_after if retry_after is not None else self._backoff.next_delay()
+                # A Retry-After of 0 (or less) gives no delay: back off as usual
+                # rather than retrying in a tight loop against a throttling server.
+                if retry_after is not None and retry_after > 0:
+                    delay = retry_after
+                else:
+                    delay = self._backoff.next_delay()
                 log.warning("%s: %s; retrying in %.2f s", self.name, reason, delay)
                 return StopRequested() if self._clock.wait(stop, delay) else TimerFired()
             case Report(error):

@@ -373,3 +373,40 @@ def test_deadline_firing_as_the_end_bookmark_arrives_rewatches(
     assert not lw.list_calls
     assert refl.errors() == []
     assert "unexpected error" not in caplog.text
+
+
+class _RecordingClock(FakeClock):
+    """A FakeClock that records the timeout of every wait."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.timeouts: list[float | None] = []
+        self.recorded = threading.Condition()
+
+    def wait(self, event: threading.Event, timeout: float | None) -> bool:
+        with self.recorded:
+            self.timeouts.append(timeout)
+            self.recorded.notify_all()
+        return super().wait(event, timeout)
+
+
+@pytest.mark.parametrize("retry_after", [0.0, -3.0])
+def test_429_with_a_zero_retry_after_still_backs_off(
+    lw: FakeListerWatcher, store: RecordingStore, retry_after: float
+) -> None:
+    # "Retry-After: 0" (or a negative value, clamped to 0) gives no delay: the
+    # reflector must fall back to its backoff instead of re-watching in a
+    # tight loop against a server that is throttling it.
+    clock = _RecordingClock()
+    lw.set_objects([], "5")
+    lw.script_watch(TooManyRequestsError(429, "TooManyRequests", retry_after=retry_after))
+    with Running(make(lw, store, clock)):
+        with clock.recorded:
+            assert clock.recorded.wait_for(lambda: clock.timeouts, 5.0)
+        first = clock.timeouts[0]
+        assert first is not None
+        assert first >= 0.8
+        assert not lw.watches  # still waiting: the refused watch is not retried yet
+        clock.advance(first)
+        assert lw.wait_for_watch().options.resource_version == "5"
+    assert len(lw.list_calls) == 1
