@@ -842,6 +842,9 @@ class Reflector:
         self._deadline: TimerHandle | None = None
         self._deadline_fired = threading.Event()
         self._resync_timer: TimerHandle | None = None  # guarded by _cond
+        # The timer whose callback armed _resync_timer: its thread may still be
+        # finishing, so run() cancels (joins) it too. Guarded by _cond.
+        self._resync_armer: TimerHandle | None = None
         self._resync_off = False  # guarded by _cond
         self._pending: Input | None = None
         self._done = threading.Event()
@@ -916,9 +919,11 @@ class Reflector:
             self._close_stream()
             with self._cond:
                 self._resync_off = True
-                timer, self._resync_timer = self._resync_timer, None
-            if timer is not None:
-                timer.cancel()
+                timers = (self._resync_timer, self._resync_armer)
+                self._resync_timer = self._resync_armer = None
+            for timer in timers:
+                if timer is not None:
+                    timer.cancel()
             done.set()
             stopper.join()
             with self._cond:
@@ -975,7 +980,8 @@ class Reflector:
         with self._cond:
             if self._resync_off:
                 return False
-            self._resync_timer = timer
+            # Called from the callback of the current timer (or first by run()).
+            self._resync_armer, self._resync_timer = self._resync_timer, timer
             return True
 
     def _transition(self, inp: Input, stop: threading.Event) -> None:

@@ -410,3 +410,65 @@ def test_429_with_a_zero_retry_after_still_backs_off(
         clock.advance(first)
         assert lw.wait_for_watch().options.resource_version == "5"
     assert len(lw.list_calls) == 1
+
+
+class _LingeringTimer:
+    """A timer thread that, like a real one, is still alive for a moment after
+    its callback returned: here until it is cancelled (or released)."""
+
+    def __init__(self, callback: Callable[[], None], name: str) -> None:
+        self.fire = threading.Event()
+        self.fired = threading.Event()
+        self.cancelled = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(callback,), name=name)
+        self.thread.start()
+
+    def _run(self, callback: Callable[[], None]) -> None:
+        while not self.cancelled.is_set():
+            if self.fire.wait(0.01):
+                callback()
+                self.fired.set()
+                break
+        self.cancelled.wait()
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+        if self.thread is not threading.current_thread():
+            self.thread.join()
+
+
+class _LingeringClock(FakeClock):
+    def __init__(self) -> None:
+        super().__init__()
+        self.timers: list[_LingeringTimer] = []
+        self.made = threading.Condition()
+
+    def call_later(self, delay: float, callback: Callable[[], None], name: str) -> Any:
+        timer = _LingeringTimer(callback, name)
+        with self.made:
+            self.timers.append(timer)
+            self.made.notify_all()
+        return timer
+
+
+def test_stop_joins_the_resync_timer_that_armed_the_next_one(
+    lw: FakeListerWatcher, store: RecordingStore
+) -> None:
+    clock = _LingeringClock()
+    lw.set_objects([], "5")
+    refl = Reflector(lw, store, clock=clock, resync_period=30, should_resync=lambda: True)
+    try:
+        with Running(refl):
+            lw.wait_for_watch()
+            with clock.made:
+                assert clock.made.wait_for(lambda: len(clock.timers) == 1, 5.0)
+            first = clock.timers[0]
+            first.fire.set()  # its callback resyncs and arms the next timer
+            assert first.fired.wait(5.0)
+            assert len(clock.timers) == 2
+        # run() returned: every timer thread it made has been joined.
+        assert [t.thread.name for t in clock.timers if t.thread.is_alive()] == []
+    finally:
+        for timer in clock.timers:
+            timer.cancel()
+    assert ("resync", None) in store.ops
