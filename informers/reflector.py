@@ -40,6 +40,7 @@ import enum
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeAlias
@@ -849,6 +850,9 @@ class Reflector:
         self._pending: Input | None = None
         self._done = threading.Event()
         self._waiting = 0  # guarded by _cond: threads in wait_for()
+        # Bumped at every published transition (written by the driver thread
+        # only; waiters read it under _cond).
+        self._transitions = 0
 
     # ------------------------------------------------------------------ accessors
 
@@ -875,14 +879,35 @@ class Reflector:
             return list(self._errors)
 
     def wait_for(self, predicate: Callable[[ReflectorState], bool], timeout: float) -> bool:
-        """Block until ``predicate(state)`` holds (checked at every transition)
-        or ``timeout`` seconds passed; returns whether it holds."""
+        """Block until ``predicate(state)`` holds (checked now and after every
+        transition) or ``timeout`` real seconds passed; returns whether it
+        holds. The predicate runs on the caller's thread without any lock of
+        the reflector held."""
+        deadline = time.monotonic() + timeout
         with self._cond:
             self._waiting += 1
-            try:
-                return self._cond.wait_for(lambda: predicate(self._state), timeout)
-            finally:
+        try:
+            while True:
+                with self._cond:
+                    seen, state = self._transitions, self._state
+                if predicate(state):
+                    return True
+                if not self._wait_transition(seen, deadline):
+                    break
+            with self._cond:
+                state = self._state
+            return predicate(state)
+        finally:
+            with self._cond:
                 self._waiting -= 1
+
+    def _wait_transition(self, seen: int, deadline: float) -> bool:
+        """Wait until a transition after the ``seen``-th one, or the deadline."""
+        with self._cond:
+            remaining = deadline - time.monotonic()
+            return remaining > 0 and self._cond.wait_for(
+                lambda: self._transitions != seen, remaining
+            )
 
     # ------------------------------------------------------------------ driver
 
@@ -1007,6 +1032,7 @@ class Reflector:
         # threads blocked in wait_for() (checked without it: a waiter that
         # registers concurrently re-checks the predicate under the lock).
         self._state = state
+        self._transitions += 1
         if self._waiting:
             with self._cond:
                 self._cond.notify_all()

@@ -472,3 +472,37 @@ def test_stop_joins_the_resync_timer_that_armed_the_next_one(
         for timer in clock.timers:
             timer.cancel()
     assert ("resync", None) in store.ops
+
+
+def test_wait_for_calls_the_predicate_without_holding_the_reflector_lock(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    # The predicate is user code: under the lock, one that blocks (or takes
+    # another lock) would stall the reflector thread in its next transition.
+    lw.set_objects([], "5")
+    refl = make(lw, store, clock)
+    lock_free: list[bool] = []
+
+    def other_thread_can_lock() -> bool:
+        got: list[bool] = []
+
+        def probe() -> None:
+            acquired = refl._cond.acquire(blocking=False)
+            if acquired:
+                refl._cond.release()
+            got.append(acquired)
+
+        t = threading.Thread(target=probe, name="test-lock-probe")
+        t.start()
+        t.join()
+        return got[0]
+
+    def predicate(state: ReflectorState) -> bool:
+        lock_free.append(other_thread_can_lock())
+        return isinstance(state, Watching)
+
+    with Running(refl):
+        assert refl.wait_for(predicate, 5.0)
+        lw.wait_for_watch()
+    assert lock_free
+    assert all(lock_free)
