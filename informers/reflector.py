@@ -752,8 +752,8 @@ class BackoffManager:
 
     def next_delay(self) -> float:
         """The delay to wait now (seconds)."""
+        now = self._clock.now()  # outside our lock: the clock may have its own
         with self._lock:
-            now = self._clock.now()
             if self._base == 0.0 or now - self._last > self._reset_after:
                 self._base = self._initial
             else:

@@ -506,3 +506,23 @@ def test_wait_for_calls_the_predicate_without_holding_the_reflector_lock(
         lw.wait_for_watch()
     assert lock_free
     assert all(lock_free)
+
+
+def test_backoff_manager_reads_the_clock_outside_its_lock() -> None:
+    # The clock has a lock of its own (FakeClock does): holding ours while
+    # asking it would hold two locks at once.
+    held: list[bool] = []
+
+    class Probe(FakeClock):
+        manager: BackoffManager | None = None
+
+        def now(self) -> float:
+            if self.manager is not None:
+                held.append(self.manager._lock.locked())
+            return super().now()
+
+    clock = Probe()
+    clock.manager = BackoffManager(clock=clock, rng=random.Random(1))
+    clock.manager.next_delay()
+    clock.manager.next_delay()
+    assert held == [False, False]
