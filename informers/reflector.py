@@ -14,8 +14,9 @@ Behaviour (client-go's reflector):
   a relist uses the last synced RV; after a 410 or a "too large resource
   version" the RV is unavailable and the list uses ``""`` (most recent).
 * Pages of ``page_size`` only when listing at ``""``/``"0"`` or once the server
-  answered paginated at ``"0"``; an expired continue token falls back to one
-  full list at the most recent state.
+  answered paginated at ``"0"``; a continue token in an answer is always
+  followed; an expired continue token falls back to one full list at the most
+  recent state.
 * The watch starts at the list RV with bookmarks always requested and a server
   timeout chosen at random in ``[min_watch_timeout, 2 * min_watch_timeout]``.
   A clean end re-watches from the last RV at once; a "very short" watch (ended
@@ -39,6 +40,7 @@ import enum
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeAlias
@@ -365,8 +367,8 @@ class StoreDelete:
 
 @dataclass(frozen=True, slots=True)
 class Backoff:
-    """Wait (``retry_after`` seconds when the server said so, else the next
-    backoff delay), then answer with :class:`TimerFired`."""
+    """Wait (``retry_after`` seconds when the server said so and it is
+    positive, else the next backoff delay), then answer with :class:`TimerFired`."""
 
     reason: str
     retry_after: float | None = None
@@ -564,7 +566,10 @@ def _step_listing(state: Listing, inp: Input, config: ReflectorConfig) -> Step:
             )
         cont = meta.get("continue")
         actions: list[Action] = [Buffer(items)]
-        if isinstance(cont, str) and cont and state.limit:
+        if isinstance(cont, str) and cont:
+            # Followed even when we asked for no limit (a tweak_list_options
+            # may have set one): replacing the store with one page of many
+            # would delete every object of the pages not fetched.
             nxt = replace(state, continue_token=cont, pages=state.pages + 1)
             actions.append(RequestList(ListOptions(limit=state.limit, continue_token=cont)))
             return nxt, tuple(actions)
@@ -747,8 +752,8 @@ class BackoffManager:
 
     def next_delay(self) -> float:
         """The delay to wait now (seconds)."""
+        now = self._clock.now()  # outside our lock: the clock may have its own
         with self._lock:
-            now = self._clock.now()
             if self._base == 0.0 or now - self._last > self._reset_after:
                 self._base = self._initial
             else:
@@ -838,10 +843,16 @@ class Reflector:
         self._deadline: TimerHandle | None = None
         self._deadline_fired = threading.Event()
         self._resync_timer: TimerHandle | None = None  # guarded by _cond
+        # The timer whose callback armed _resync_timer: its thread may still be
+        # finishing, so run() cancels (joins) it too. Guarded by _cond.
+        self._resync_armer: TimerHandle | None = None
         self._resync_off = False  # guarded by _cond
         self._pending: Input | None = None
         self._done = threading.Event()
         self._waiting = 0  # guarded by _cond: threads in wait_for()
+        # Bumped at every published transition (written by the driver thread
+        # only; waiters read it under _cond).
+        self._transitions = 0
 
     # ------------------------------------------------------------------ accessors
 
@@ -868,14 +879,35 @@ class Reflector:
             return list(self._errors)
 
     def wait_for(self, predicate: Callable[[ReflectorState], bool], timeout: float) -> bool:
-        """Block until ``predicate(state)`` holds (checked at every transition)
-        or ``timeout`` seconds passed; returns whether it holds."""
+        """Block until ``predicate(state)`` holds (checked now and after every
+        transition) or ``timeout`` real seconds passed; returns whether it
+        holds. The predicate runs on the caller's thread without any lock of
+        the reflector held."""
+        deadline = time.monotonic() + timeout
         with self._cond:
             self._waiting += 1
-            try:
-                return self._cond.wait_for(lambda: predicate(self._state), timeout)
-            finally:
+        try:
+            while True:
+                with self._cond:
+                    seen, state = self._transitions, self._state
+                if predicate(state):
+                    return True
+                if not self._wait_transition(seen, deadline):
+                    break
+            with self._cond:
+                state = self._state
+            return predicate(state)
+        finally:
+            with self._cond:
                 self._waiting -= 1
+
+    def _wait_transition(self, seen: int, deadline: float) -> bool:
+        """Wait until a transition after the ``seen``-th one, or the deadline."""
+        with self._cond:
+            remaining = deadline - time.monotonic()
+            return remaining > 0 and self._cond.wait_for(
+                lambda: self._transitions != seen, remaining
+            )
 
     # ------------------------------------------------------------------ driver
 
@@ -912,9 +944,11 @@ class Reflector:
             self._close_stream()
             with self._cond:
                 self._resync_off = True
-                timer, self._resync_timer = self._resync_timer, None
-            if timer is not None:
-                timer.cancel()
+                timers = (self._resync_timer, self._resync_armer)
+                self._resync_timer = self._resync_armer = None
+            for timer in timers:
+                if timer is not None:
+                    timer.cancel()
             done.set()
             stopper.join()
             with self._cond:
@@ -971,7 +1005,8 @@ class Reflector:
         with self._cond:
             if self._resync_off:
                 return False
-            self._resync_timer = timer
+            # Called from the callback of the current timer (or first by run()).
+            self._resync_armer, self._resync_timer = self._resync_timer, timer
             return True
 
     def _transition(self, inp: Input, stop: threading.Event) -> None:
@@ -997,6 +1032,7 @@ class Reflector:
         # threads blocked in wait_for() (checked without it: a waiter that
         # registers concurrently re-checks the predicate under the lock).
         self._state = state
+        self._transitions += 1
         if self._waiting:
             with self._cond:
                 self._cond.notify_all()
@@ -1032,7 +1068,12 @@ class Reflector:
             case CancelDeadline():
                 self._cancel_deadline()
             case Backoff(reason, retry_after):
-                delay = retry_after if retry_after is not None else self._backoff.next_delay()
+                # A Retry-After of 0 (or less) gives no delay: back off as usual
+                # rather than retrying in a tight loop against a throttling server.
+                if retry_after is not None and retry_after > 0:
+                    delay = retry_after
+                else:
+                    delay = self._backoff.next_delay()
                 log.warning("%s: %s; retrying in %.2f s", self.name, reason, delay)
                 return StopRequested() if self._clock.wait(stop, delay) else TimerFired()
             case Report(error):
@@ -1108,9 +1149,11 @@ class Reflector:
             error = exc
         if stop.is_set():
             return StopRequested()
-        if self._deadline_fired.is_set():
+        if self._deadline_fired.is_set() and isinstance(self._state, Streaming):
             self._close_stream()
             return DeadlineFired()
+        # (A deadline that fired as the end bookmark was being applied stopped
+        # a stream that is now a plain watch: that watch simply ended.)
         elapsed = self._clock.now() - self._watch_started
         self._close_stream()
         if error is not None and not isinstance(error, WatchDecodeError):

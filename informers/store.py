@@ -205,7 +205,11 @@ class Indexer:
       registering a name twice raises :class:`~informers.IndexConflictError`.
     * Key and index functions run outside the lock (so they must not assume
       they see the store's current state) and may be called again if indexes
-      are added concurrently. Nothing blocks except briefly on the one lock.
+      are added concurrently. One exception: when objects keep changing while
+      :meth:`add_indexers` indexes them, its last round runs the *new* index
+      functions on the few objects still changing while holding the lock (so
+      index functions must never touch the store). Nothing else blocks except
+      briefly on the one lock.
     """
 
     def __init__(
@@ -340,7 +344,9 @@ class Indexer:
         :class:`~informers.IndexFunctionError` if a new index function fails
         on a stored object; in both cases nothing is registered. Existing
         objects are indexed outside the lock (objects written meanwhile are
-        re-indexed before the new indexes become visible).
+        re-indexed before the new indexes become visible); after a few rounds
+        of such re-indexing under constant writes, the last stragglers are
+        indexed while holding the lock, so writers wait for them.
         """
         new = dict(indexers)
         for name, func in new.items():

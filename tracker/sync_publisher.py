@@ -39,6 +39,8 @@ class SyncEventPublisher:
     ``informers`` is an iterable of informers (each named by its ``name``, for
     a factory's informers the resource, like ``"pods"`` or
     ``"deployments.apps"``) or a mapping from the name to use to the informer.
+    Two informers with one name, or one informer under two names, are a
+    :class:`ValueError`.
     ``initial_count`` is the number of objects in the informer's cache when its
     ``synced`` signal fired. An informer that synced before the publisher was
     made is published at construction. Each informer is published at most once.
@@ -56,7 +58,14 @@ class SyncEventPublisher:
         if isinstance(informers, Mapping):
             named = dict(informers)
         else:
-            named = {informer.name: informer for informer in informers}
+            named = {}
+            for informer in informers:
+                if informer.name in named and named[informer.name] is not informer:
+                    raise ValueError(
+                        f"two informers are named {informer.name!r}; "
+                        "give a mapping from distinct names to informers"
+                    )
+                named[informer.name] = informer
         self._bus = bus
         self._names: dict[int, str] = {id(inf): name for name, inf in named.items()}
         if len(self._names) != len(named):

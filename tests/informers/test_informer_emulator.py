@@ -216,6 +216,31 @@ def test_expired_continue_falls_back_to_full_list(api_server: ApiServer, client:
         inf.stop()
 
 
+def test_relist_paginated_by_a_tweak_keeps_every_object(api_server: ApiServer, client: Any) -> None:
+    # The reflector relists at its last RV without a limit; a tweak that sets
+    # one makes the server answer in pages, and every page must be fetched.
+    for i in range(5):
+        api_server.create(PODS, pod(f"p{i}"))
+    rec = Recorder()
+    lw = CountingLW(client, PODS, tweak_list_options=lambda o: replace(o, limit=2))
+    inf = make_informer(client, lw)
+    inf.add_event_handler(rec)
+    try:
+        inf.start()
+        assert inf.wait_synced(10)
+        api_server.fail_next(1, 500)  # the next request (watch or list) fails: relist
+        api_server.drop_watches()
+        reflector = inf.reflector
+        assert reflector is not None
+        assert reflector.wait_for(lambda s: len(lw.lists) >= 2 and isinstance(s, Watching), 10)
+        converge(inf, api_server, rec)
+        assert lw.lists[1].resource_version not in (None, "", "0"), lw.lists
+        with rec.lock:
+            assert not [o for t, o in rec.events if t == "delete"]
+    finally:
+        inf.stop()
+
+
 def test_bookmarks_advance_the_resource_version() -> None:
     with ApiServer(bookmark_interval=0.05) as server:
         client = server.api_client()

@@ -335,3 +335,194 @@ def test_fake_watch_iteration_raises_and_stops() -> None:
     assert next(it)["type"] == "ADDED"
     with pytest.raises(ValueError, match="x"):
         next(it)
+
+
+class _BookmarkRacesDeadline(FakeWatch):
+    """A streaming list whose initial-events-end bookmark was already read
+    when the deadline fired: the deadline stops the stream, yet the bookmark
+    is still handed to the reflector (as bytes in a socket buffer would be)."""
+
+    def __init__(self, clock: FakeClock, deadline: float) -> None:
+        super().__init__()
+        self._clock = clock
+        self._deadline = deadline
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        yield {"type": "ADDED", "object": pod("a", "3")}
+        self._clock.advance(self._deadline)  # the deadline timer runs here: stop()
+        end = {"resourceVersion": "6", "annotations": {"k8s.io/initial-events-end": "true"}}
+        yield {"type": "BOOKMARK", "object": {"metadata": end}}
+        # stopped: the stream ends here
+
+
+def test_deadline_firing_as_the_end_bookmark_arrives_rewatches(
+    lw: FakeListerWatcher,
+    store: RecordingStore,
+    clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    lw.script_watch(_BookmarkRacesDeadline(clock, 10.0))
+    refl = make(lw, store, clock, use_watch_list=True, watch_list_deadline=10.0)
+    with Running(refl):
+        assert store.wait_ops(1) == [("replace", (["a"], "6"))]
+        # The stream ended after the bookmark: a plain re-watch from its RV,
+        # not an "unexpected error" followed by a relist after a backoff.
+        w2 = lw.wait_for_watch(2, timeout=2.0)
+        assert w2.options.resource_version == "6"
+        assert not w2.options.send_initial_events
+    assert not lw.list_calls
+    assert refl.errors() == []
+    assert "unexpected error" not in caplog.text
+
+
+class _RecordingClock(FakeClock):
+    """A FakeClock that records the timeout of every wait."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.timeouts: list[float | None] = []
+        self.recorded = threading.Condition()
+
+    def wait(self, event: threading.Event, timeout: float | None) -> bool:
+        with self.recorded:
+            self.timeouts.append(timeout)
+            self.recorded.notify_all()
+        return super().wait(event, timeout)
+
+
+@pytest.mark.parametrize("retry_after", [0.0, -3.0])
+def test_429_with_a_zero_retry_after_still_backs_off(
+    lw: FakeListerWatcher, store: RecordingStore, retry_after: float
+) -> None:
+    # "Retry-After: 0" (or a negative value, clamped to 0) gives no delay: the
+    # reflector must fall back to its backoff instead of re-watching in a
+    # tight loop against a server that is throttling it.
+    clock = _RecordingClock()
+    lw.set_objects([], "5")
+    lw.script_watch(TooManyRequestsError(429, "TooManyRequests", retry_after=retry_after))
+    with Running(make(lw, store, clock)):
+        with clock.recorded:
+            assert clock.recorded.wait_for(lambda: clock.timeouts, 5.0)
+        first = clock.timeouts[0]
+        assert first is not None
+        assert first >= 0.8
+        assert not lw.watches  # still waiting: the refused watch is not retried yet
+        clock.advance(first)
+        assert lw.wait_for_watch().options.resource_version == "5"
+    assert len(lw.list_calls) == 1
+
+
+class _LingeringTimer:
+    """A timer thread that, like a real one, is still alive for a moment after
+    its callback returned: here until it is cancelled (or released)."""
+
+    def __init__(self, callback: Callable[[], None], name: str) -> None:
+        self.fire = threading.Event()
+        self.fired = threading.Event()
+        self.cancelled = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(callback,), name=name)
+        self.thread.start()
+
+    def _run(self, callback: Callable[[], None]) -> None:
+        while not self.cancelled.is_set():
+            if self.fire.wait(0.01):
+                callback()
+                self.fired.set()
+                break
+        self.cancelled.wait()
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+        if self.thread is not threading.current_thread():
+            self.thread.join()
+
+
+class _LingeringClock(FakeClock):
+    def __init__(self) -> None:
+        super().__init__()
+        self.timers: list[_LingeringTimer] = []
+        self.made = threading.Condition()
+
+    def call_later(self, delay: float, callback: Callable[[], None], name: str) -> Any:
+        timer = _LingeringTimer(callback, name)
+        with self.made:
+            self.timers.append(timer)
+            self.made.notify_all()
+        return timer
+
+
+def test_stop_joins_the_resync_timer_that_armed_the_next_one(
+    lw: FakeListerWatcher, store: RecordingStore
+) -> None:
+    clock = _LingeringClock()
+    lw.set_objects([], "5")
+    refl = Reflector(lw, store, clock=clock, resync_period=30, should_resync=lambda: True)
+    try:
+        with Running(refl):
+            lw.wait_for_watch()
+            with clock.made:
+                assert clock.made.wait_for(lambda: len(clock.timers) == 1, 5.0)
+            first = clock.timers[0]
+            first.fire.set()  # its callback resyncs and arms the next timer
+            assert first.fired.wait(5.0)
+            assert len(clock.timers) == 2
+        # run() returned: every timer thread it made has been joined.
+        assert [t.thread.name for t in clock.timers if t.thread.is_alive()] == []
+    finally:
+        for timer in clock.timers:
+            timer.cancel()
+    assert ("resync", None) in store.ops
+
+
+def test_wait_for_calls_the_predicate_without_holding_the_reflector_lock(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    # The predicate is user code: under the lock, one that blocks (or takes
+    # another lock) would stall the reflector thread in its next transition.
+    lw.set_objects([], "5")
+    refl = make(lw, store, clock)
+    lock_free: list[bool] = []
+
+    def other_thread_can_lock() -> bool:
+        got: list[bool] = []
+
+        def probe() -> None:
+            acquired = refl._cond.acquire(blocking=False)
+            if acquired:
+                refl._cond.release()
+            got.append(acquired)
+
+        t = threading.Thread(target=probe, name="test-lock-probe")
+        t.start()
+        t.join()
+        return got[0]
+
+    def predicate(state: ReflectorState) -> bool:
+        lock_free.append(other_thread_can_lock())
+        return isinstance(state, Watching)
+
+    with Running(refl):
+        assert refl.wait_for(predicate, 5.0)
+        lw.wait_for_watch()
+    assert lock_free
+    assert all(lock_free)
+
+
+def test_backoff_manager_reads_the_clock_outside_its_lock() -> None:
+    # The clock has a lock of its own (FakeClock does): holding ours while
+    # asking it would hold two locks at once.
+    held: list[bool] = []
+
+    class Probe(FakeClock):
+        manager: BackoffManager | None = None
+
+        def now(self) -> float:
+            if self.manager is not None:
+                held.append(self.manager._lock.locked())
+            return super().now()
+
+    clock = Probe()
+    clock.manager = BackoffManager(clock=clock, rng=random.Random(1))
+    clock.manager.next_delay()
+    clock.manager.next_delay()
+    assert held == [False, False]

@@ -166,11 +166,15 @@ def test_relist_after_unavailable_rv_is_at_empty_rv_paginated() -> None:
     assert actions[-1] == RequestList(ListOptions(resource_version="", limit=2))
 
 
-def test_page_without_limit_ignores_continue() -> None:
+def test_page_without_limit_still_follows_continue() -> None:
+    # A tweak_list_options may set a limit on a list the reflector asked
+    # unpaginated: the answer is then one page of many, and replacing the
+    # store with it would delete every object of the later pages.
     s = Listing(Memory(last_sync_rv="5"), "5", 0)
-    state, actions = step(s, ListPage(page([], "9", cont="tok")), CFG)
-    assert isinstance(state, Watching)
-    assert Replace("9") in actions
+    items = [pod("a", "3")]
+    state, actions = step(s, ListPage(page(items, "9", cont="tok")), CFG)
+    assert state == Listing(Memory(last_sync_rv="5"), "5", 0, continue_token="tok", pages=1)
+    assert actions == (Buffer(items), RequestList(ListOptions(continue_token="tok")))
 
 
 def test_list_without_items_key_is_empty() -> None:

@@ -113,6 +113,23 @@ def test_same_informer_under_two_names_is_rejected(
         SyncEventPublisher(bus, {"a": informers[0], "b": informers[0]})
 
 
+def test_two_informers_with_the_same_name_are_rejected(bus: EventBus) -> None:
+    # Two namespaced informers of one kind are both named "pods": keyed by
+    # name, one of them would silently be left out, and the index tracker
+    # would fire when the other one synced.
+    first, second = make_informer("pods", 1), make_informer("pods", 2)
+    try:
+        with pytest.raises(ValueError, match="'pods'"):
+            SyncEventPublisher(bus, [first, second])
+        assert not any(
+            isinstance(getattr(r, "__self__", None), SyncEventPublisher)
+            for r in signals.synced.receivers.values()
+        )
+    finally:
+        first.stop()
+        second.stop()
+
+
 def test_close_stops_listening(bus: EventBus, informers: list[SharedIndexInformer]) -> None:
     sink = bus.subscribe("sink", 10, ResourceSyncCompleteEvent.event_type)
     publisher = SyncEventPublisher(bus, informers[:1])
