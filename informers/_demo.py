@@ -149,13 +149,18 @@ def run_demo(
             report.sync_seconds = time.monotonic() - started
             say(f"synced {len(informer.get_indexer())} pods in {report.sync_seconds:.2f} s")
 
-            def converge(name: str, done_writes: int, began: float) -> None:
+            def catch_up(name: str) -> None:
+                """Wait until the informer has applied every write made so far
+                and the handler has been told."""
                 target = server.resource_version
                 caught_up = informer.reflector is not None and informer.reflector.wait_for(
                     lambda state: int(state.mem.last_sync_rv or 0) >= target, 60
                 )
                 if not caught_up or not informer.wait_idle(60) or not registration.wait_idle(60):
-                    raise TimeoutError(f"informer did not catch up after phase {name!r}")
+                    raise TimeoutError(f"informer did not catch up in phase {name!r}")
+
+            def converge(name: str, done_writes: int, began: float) -> None:
+                catch_up(name)
                 server_state = {
                     meta_namespace_key(obj): obj["metadata"]["resourceVersion"]
                     for obj in server.list_objects(PODS)
@@ -216,7 +221,10 @@ def run_demo(
             converge("missed deletes (410 relist)", len(victims), began)
 
             began = time.monotonic()
-            written = churn(writes // 20)  # the new watch is healthy and delivering
+            written = churn(writes // 20)
+            # Once these writes arrived, the watch that carried them is open:
+            # the fault below is sure to cut a live stream.
+            catch_up("throttled")
             server.fail_next(2, 429, retry_after=1, path_prefix="/api/v1/pods")
             server.drop_watches()
             written += churn(writes // 20)  # made while the reflector is throttled

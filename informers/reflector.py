@@ -669,7 +669,12 @@ def _step_watching(state: Watching, inp: Input, config: ReflectorConfig) -> Step
     if isinstance(inp, WatchOpenError):
         err = inp.error
         if _is_retriable_watch_error(err):
-            return BackingOff(mem, Next.REWATCH), (Backoff("watch refused", _retry_after(err)),)
+            # Reported too (the hook sees every list/watch error), though
+            # only backed off: the next watch resumes from the same RV.
+            return BackingOff(mem, Next.REWATCH), (
+                Report(err),
+                Backoff("watch refused", _retry_after(err)),
+            )
         return BackingOff(mem, Next.RELIST), (Report(err), Backoff("watch failed"))
     if isinstance(inp, WatchEvent):
         etype, obj, problem = _malformed(inp.event, config)

@@ -393,7 +393,7 @@ def test_watch_refused_rewatches_after_backoff(err: BaseException) -> None:
     state, actions = step(watching("12"), WatchOpenError(err), CFG)
     assert state == BackingOff(Memory(last_sync_rv="12"), Next.REWATCH)
     expected = 5.0 if isinstance(err, ApiError) else None
-    assert actions == (Backoff("watch refused", expected),)
+    assert actions == (Report(err), Backoff("watch refused", expected))
 
 
 def test_watch_open_failure_relists() -> None:
