@@ -11,7 +11,8 @@ keyword arguments::
 Connect to one informer with ``added.connect(receiver, sender=informer)``
 (or to all informers without ``sender``). Receivers run on the informer's
 signal listener thread (one per informer, like a handler's), in event order;
-a receiver that raises is logged and the others still run for later events.
+a receiver that raises is logged, and every other receiver still gets that
+event and all later ones.
 A receiver sees the events that happen after it connected (an informer with
 no receivers at all does not even queue them). Objects are shared and
 read-only.
@@ -19,9 +20,14 @@ read-only.
 
 from __future__ import annotations
 
-from blinker import Namespace
+import logging
+from typing import Any
+
+from blinker import NamedSignal, Namespace
 
 __all__ = ["added", "deleted", "synced", "updated"]
+
+log = logging.getLogger(__name__)
 
 _signals = Namespace()
 
@@ -33,3 +39,20 @@ updated = _signals.signal("informers.updated", doc="old, new")
 deleted = _signals.signal("informers.deleted", doc="obj")
 #: The informer delivered its first full list to the signals.
 synced = _signals.signal("informers.synced", doc="no arguments")
+
+
+def send_to_each(signal: NamedSignal, sender: Any, **kwargs: Any) -> None:
+    """Send ``signal`` like ``signal.send(sender, **kwargs)``, except that a
+    receiver that raises is logged (with the signal's and receiver's names,
+    never the objects) and the remaining receivers still run. Blinker's own
+    ``send`` stops at the first receiver that raises. Runs the receivers on
+    the calling thread; holds no lock."""
+    for receiver in signal.receivers_for(sender):
+        try:
+            receiver(sender, **kwargs)
+        except Exception:
+            log.exception(
+                "receiver %s of signal %s raised",
+                getattr(receiver, "__qualname__", type(receiver).__name__),
+                signal.name,
+            )
