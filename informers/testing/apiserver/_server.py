@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 from typing import Any
@@ -243,6 +244,14 @@ def _parse_rv(value: str | None) -> int | None:
     return rv
 
 
+def _include_object(request: _Request) -> str:
+    """The ``includeObject`` table option (400 for an unknown value)."""
+    value = request.param("includeObject") or "PartialObjectMetadata"
+    if value not in ("PartialObjectMetadata", "Object", "None"):
+        raise _status.bad_request(f'unrecognized includeObject value: "{value}"')
+    return value
+
+
 def _selector_plural(resource: Resource) -> str:
     """The plural naming the kind's selectable fields (custom resources: none
     beyond metadata)."""
@@ -298,6 +307,39 @@ def _event_line(event_type: str, stored: Stored) -> bytes:
 
 def _chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+class _TableEvents:
+    """Encodes one watch stream's events as ``Table`` objects (a watch asked
+    for ``as=Table``), the way the real server does: each event's object is a
+    Table of one row; only the first Table carries ``columnDefinitions``
+    (later ones hold ``null``, and kubectl reuses the columns it has), so
+    ``kubectl get -w`` prints one header. A BOOKMARK's object is a Table with
+    no rows whose metadata carries the resourceVersion. Not thread-safe: one
+    per stream."""
+
+    def __init__(self, table: ModuleType, resource: Resource, include_object: str) -> None:
+        self._table = table
+        self._resource = resource
+        self._include = include_object
+        self._headers_sent = False
+
+    def _line(self, event_type: str, objects: list[dict[str, Any]], rv: str) -> bytes:
+        document = self._table.to_table(
+            self._resource, objects, {"resourceVersion": rv}, include_object=self._include
+        )
+        if self._headers_sent:
+            document["columnDefinitions"] = None
+        self._headers_sent = True
+        line = json.dumps({"type": event_type, "object": document}, separators=(",", ":"))
+        return line.encode() + b"\n"
+
+    def event(self, event_type: str, stored: Stored) -> bytes:
+        rv = str((stored.obj.get("metadata") or {}).get("resourceVersion", ""))
+        return self._line(event_type, [stored.obj], rv)
+
+    def bookmark(self, resource: Resource, rv: int, initial_end: bool = False) -> bytes:
+        return self._line("BOOKMARK", [], str(rv))
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -587,7 +629,10 @@ class Handler(BaseHTTPRequestHandler):
             stored = storage.get(resource, name, namespace)
             table = self._wants_table()
             if table is not None:
-                self._send_json(200, table.to_table(resource, [stored.obj], {}))
+                document = table.to_table(
+                    resource, [stored.obj], {}, include_object=_include_object(request)
+                )
+                self._send_json(200, document)
             else:
                 self._send(200, stored.full_json)
         elif method == "PUT":
@@ -822,7 +867,12 @@ class Handler(BaseHTTPRequestHandler):
                 metadata["remainingItemCount"] = result.remaining
         table = self._wants_table()
         if table is not None:
-            document = table.to_table(resource, [s.obj for s in result.items], metadata)
+            document = table.to_table(
+                resource,
+                [s.obj for s in result.items],
+                metadata,
+                include_object=_include_object(request),
+            )
             self._send_json(200, document)
             return
         head = json.dumps(
@@ -878,6 +928,8 @@ class Handler(BaseHTTPRequestHandler):
         predicate = build_predicate(
             resource, request.param("labelSelector"), request.param("fieldSelector")
         )
+        table = self._wants_table()
+        include_object = _include_object(request) if table is not None else ""
         started = time.monotonic()
         deadline = started + timeout if timeout and timeout > 0 else None
         end_bookmark = False
@@ -919,12 +971,16 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         log.debug("watch %s ns=%s from=%s initial=%s", resource, namespace, from_rv, initial)
-        if too_old is not None or watcher is None:
+        if too_old is not None or watcher is None:  # a Status is never a Table
             status = dict(too_old.body) if too_old is not None else {}
             status.pop("details", None)
             line = json.dumps({"type": "ERROR", "object": status}, separators=(",", ":"))
             self.wfile.write(_chunk(line.encode() + b"\n") + b"0\r\n\r\n")
             return
+        event_line, bookmark_line = _event_line, _bookmark_line
+        if table is not None:
+            encoder = _TableEvents(table, resource, include_object)
+            event_line, bookmark_line = encoder.event, encoder.bookmark
         try:
             self._stream(
                 watcher=watcher,
@@ -933,6 +989,8 @@ class Handler(BaseHTTPRequestHandler):
                 bookmarks=bookmarks,
                 end_bookmark=end_bookmark,
                 deadline=deadline,
+                event_line=event_line,
+                bookmark_line=bookmark_line,
             )
         finally:
             storage.close_watch(watcher)
@@ -946,15 +1004,17 @@ class Handler(BaseHTTPRequestHandler):
         bookmarks: bool,
         end_bookmark: bool,
         deadline: float | None,
+        event_line: Callable[[str, Stored], bytes] = _event_line,
+        bookmark_line: Callable[..., bytes] = _bookmark_line,
     ) -> None:
         storage, settings = self.server.storage, self.server.settings
         resource = watcher.resource
         write = self.wfile.write
         for start in range(0, len(first), 500):
             batch = first[start : start + 500]
-            write(b"".join([_chunk(_event_line(t, stored)) for t, stored in batch]))
+            write(b"".join([_chunk(event_line(t, stored)) for t, stored in batch]))
         if end_bookmark:
-            write(_chunk(_bookmark_line(resource, start_rv, initial_end=True)))
+            write(_chunk(bookmark_line(resource, start_rv, initial_end=True)))
         next_bookmark = time.monotonic() + settings.bookmark_interval
         deadline_bookmark_sent = False
         while True:
@@ -972,7 +1032,7 @@ class Handler(BaseHTTPRequestHandler):
                 self._end_stream(end, watcher)
                 return
             if events:  # one chunk per event, a batch per write
-                write(b"".join([_chunk(_event_line(t, stored)) for t, stored in events]))
+                write(b"".join([_chunk(event_line(t, stored)) for t, stored in events]))
             now = time.monotonic()
             if bookmarks and rv >= 0:
                 due = now >= next_bookmark
@@ -982,7 +1042,7 @@ class Handler(BaseHTTPRequestHandler):
                     and now >= deadline - settings.deadline_bookmark
                 )
                 if due or near_deadline:
-                    write(_chunk(_bookmark_line(resource, rv)))
+                    write(_chunk(bookmark_line(resource, rv)))
                     next_bookmark = now + settings.bookmark_interval
                     deadline_bookmark_sent = deadline_bookmark_sent or near_deadline
             if not events and self._client_gone():

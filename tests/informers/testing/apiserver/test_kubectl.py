@@ -385,6 +385,27 @@ def test_kubectl_get_watch(kubectl: Kubectl, server: ApiServer) -> None:
         _stop(process, out, err)
 
 
+def test_kubectl_get_watch_prints_one_table(kubectl: Kubectl, server: ApiServer) -> None:
+    server.create(CONFIGMAPS, _configmap("before", k="v"), "default")
+    process = kubectl.popen("get", "configmaps", "-n", "default", "-w")
+    assert process.stdout is not None
+    assert process.stderr is not None
+    out = LineReader(process.stdout, "kubectl-watch-stdout")
+    err = LineReader(process.stderr, "kubectl-watch-stderr")
+    try:
+        lines = [out.next(), out.next()]  # the list: header and one row
+        server.create(CONFIGMAPS, _configmap("during"), "default")
+        lines.append(out.next())
+        server.delete(CONFIGMAPS, "before", "default")
+        lines.append(out.next())
+    finally:
+        _stop(process, out, err)
+    rows = [line.split() for line in lines]
+    assert [row[0] for row in rows] == ["NAME", "before", "during", "before"]
+    assert rows[0] == ["NAME", "DATA", "AGE"]
+    assert [row[1] for row in rows[1:]] == ["1", "0", "1"]  # the DATA column, every time
+
+
 def test_kubectl_get_chunk_size(kubectl: Kubectl, server: ApiServer) -> None:
     for number in range(5):
         server.create(CONFIGMAPS, _configmap(f"cm-{number}"), "default")
