@@ -285,9 +285,15 @@ def test_kubectl_imperative_create_of_workloads(kubectl: Kubectl, server: ApiSer
     deployment = server.get(DEPLOYMENTS, "web", "default")
     assert deployment["spec"]["replicas"] == 2
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    assert (container["image"], container["ports"]) == ("nginx", [{"containerPort": 80}])
+    assert (container["image"], container["ports"]) == (
+        "nginx",
+        [{"containerPort": 80, "protocol": "TCP"}],  # the protocol is a server default
+    )
+    assert container["imagePullPolicy"] == "Always"
     service = server.get(Resource("", "v1", "services", "Service"), "web", "default")
     assert service["spec"]["ports"][0]["targetPort"] == 8080
+    assert service["spec"]["clusterIP"].startswith("10.")
+    assert service["spec"]["clusterIP"] in kubectl.run("get", "service", "web")
     job = server.get(Resource("batch", "v1", "jobs", "Job"), "once", "default")
     assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
     if kubectl.minor >= 21:
@@ -338,7 +344,7 @@ def test_kubectl_apply_twice_sends_a_strategic_merge_patch(
     third = server.get(DEPLOYMENTS, "web", "default")["spec"]["template"]["spec"]["containers"]
     assert [c["name"] for c in third] == ["web"]
     assert third[0]["env"] == [{"name": "LEVEL", "value": "1"}]
-    assert third[0]["ports"] == [{"containerPort": 80}]
+    assert third[0]["ports"] == [{"containerPort": 80, "protocol": "TCP"}]  # defaulted
     applied = json.loads(
         second["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
     )
