@@ -27,7 +27,7 @@ from typing import Any
 from informers.errors import SelectorParseError
 from informers.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
 from informers.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
-from informers.testing.apiserver import _discovery, _patch, _status
+from informers.testing.apiserver import _discovery, _patch, _scale, _status
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import (
     Predicate,
@@ -250,6 +250,27 @@ def _include_object(request: _Request) -> str:
     if value not in ("PartialObjectMetadata", "Object", "None"):
         raise _status.bad_request(f'unrecognized includeObject value: "{value}"')
     return value
+
+
+def _rv_set_by_patch(body: bytes) -> str:
+    """The ``metadata.resourceVersion`` a (merge, strategic or JSON) patch
+    sets itself, or ""."""
+    try:
+        sent = json.loads(body)
+    except ValueError:
+        return ""
+    if isinstance(sent, dict):
+        meta = sent.get("metadata")
+        return str(meta.get("resourceVersion") or "") if isinstance(meta, dict) else ""
+    if isinstance(sent, list):
+        for op in sent:
+            if (
+                isinstance(op, dict)
+                and op.get("op") in ("add", "replace")
+                and op.get("path") == "/metadata/resourceVersion"
+            ):
+                return str(op.get("value") or "")
+    return ""
 
 
 def _selector_plural(resource: Resource) -> str:
@@ -603,6 +624,11 @@ class Handler(BaseHTTPRequestHandler):
             raise _status.no_such_route()
         name = tail[0] if tail else None
         subresource = tail[1] if len(tail) > 1 else ""
+        if subresource == "scale" and resource in _scale.SCALABLE:
+            if namespace is None or name is None:
+                raise _status.no_such_route()
+            self._scale(request, resource, namespace, name, body)
+            return
         if subresource and (
             subresource != "status" or not storage.has_status_subresource(resource)
         ):
@@ -656,6 +682,45 @@ class Handler(BaseHTTPRequestHandler):
             raise _status.method_not_allowed()
 
     # ------------------------------------------------------------- handlers
+
+    def _scale(
+        self, request: _Request, resource: Resource, namespace: str, name: str, body: bytes
+    ) -> None:
+        """GET, PUT and PATCH of ``<name>/scale`` (an ``autoscaling/v1`` Scale)."""
+        storage = self.server.storage
+        method = request.method
+        if method == "GET":
+            stored = storage.get(resource, name, namespace)
+        elif method == "PUT":
+            replicas, rv = _scale.replicas_from_scale(name, self._decode_body(body))
+            stored = storage.scale(
+                resource, name, namespace, replicas, rv, dry_run=_dry_run(request)
+            )
+        elif method == "PATCH":
+            content_type = self.headers.get("Content-Type") or ""
+            if content_type.split(";")[0].strip() == "application/apply-patch+yaml":
+                raise StatusError(
+                    415,
+                    "UnsupportedMediaType",
+                    "server-side apply is not supported by the emulator",
+                )
+            current = _scale.to_scale(resource, storage.get(resource, name, namespace).obj)
+            try:
+                patched = _patch.apply_patch(current, body, content_type, resource)
+            except _patch.PatchError as exc:
+                reason = _status.REASONS.get(exc.status, "BadRequest")
+                raise StatusError(exc.status, reason, exc.message) from None
+            replicas, rv = _scale.replicas_from_scale(name, patched)
+            # As for any patch, only a resourceVersion the patch itself sets
+            # is a precondition.
+            if not _rv_set_by_patch(body):
+                rv = ""
+            stored = storage.scale(
+                resource, name, namespace, replicas, rv, dry_run=_dry_run(request)
+            )
+        else:
+            raise _status.method_not_allowed()
+        self._send_json(200, _scale.to_scale(resource, stored.obj))
 
     def _wants_table(self) -> ModuleType | None:
         """The Table module when the client asked for Table output and it exists."""

@@ -694,6 +694,38 @@ class Storage:
                 self._append_locked(kind, Event(self._rv, MODIFIED, stored, old))
             return stored
 
+    def scale(
+        self,
+        resource: Resource,
+        name: str,
+        namespace: str | None,
+        replicas: int,
+        resource_version: str = "",
+        *,
+        dry_run: bool = False,
+    ) -> Stored:
+        """Set ``spec.replicas`` of an object (a write to its ``scale``
+        subresource), keeping everything else. A non-empty
+        ``resource_version`` must be the object's (else 409 Conflict)."""
+        with self._cond:  # re-entrant: update() takes it again
+            kind = self._kind_locked(resource)
+            old = kind.objects.get(object_key(namespace or "", name))
+            if old is None:
+                raise _status.not_found(resource, name)
+            if resource_version and resource_version != old.obj["metadata"]["resourceVersion"]:
+                raise _status.conflict(resource, name)
+            obj = dict(old.obj)
+            spec = obj.get("spec")
+            obj["spec"] = {**(spec if isinstance(spec, dict) else {}), "replicas": replicas}
+            return self.update(
+                resource,
+                obj,
+                namespace,
+                name,
+                keep_status=kind.status_subresource,
+                dry_run=dry_run,
+            )
+
     def _merge_update_locked(
         self,
         *,

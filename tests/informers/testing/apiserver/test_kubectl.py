@@ -22,7 +22,14 @@ from typing import IO, Any
 
 import pytest
 
-from informers.resources import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS, Resource
+from informers.resources import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    NAMESPACES,
+    SECRETS,
+    STATEFULSETS,
+    Resource,
+)
 from informers.testing.apiserver import ApiServer
 from informers.testing.apiserver._discovery import SERVER_GIT_VERSION
 from informers.testing.apiserver._kubeconfig import write_kubeconfig
@@ -410,6 +417,26 @@ def test_kubectl_get_watch_prints_one_table(kubectl: Kubectl, server: ApiServer)
     assert [row[0] for row in rows] == ["NAME", "before", "during", "before"]
     assert rows[0] == ["NAME", "DATA", "AGE"]
     assert [row[1] for row in rows[1:]] == ["1", "0", "1"]  # the DATA column, every time
+
+
+def test_kubectl_scale(kubectl: Kubectl, server: ApiServer) -> None:
+    template = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]},
+    }
+    spec = {"selector": {"matchLabels": {"app": "web"}}, "template": template}
+    server.create(DEPLOYMENTS, {"metadata": {"name": "web"}, "spec": spec}, "default")
+    server.create(STATEFULSETS, {"metadata": {"name": "db"}, "spec": spec}, "default")
+    assert "deployment.apps/web scaled" in kubectl.run("scale", "deployment", "web", "--replicas=3")
+    assert server.get(DEPLOYMENTS, "web", "default")["spec"]["replicas"] == 3
+    assert "0/3" in kubectl.run("get", "deployment", "web")
+    kubectl.run("scale", "statefulset/db", "--current-replicas=1", "--replicas=2")
+    assert server.get(STATEFULSETS, "db", "default")["spec"]["replicas"] == 2
+    refused = kubectl.run(
+        "scale", "statefulset/db", "--current-replicas=1", "--replicas=4", ok=False
+    )
+    assert "Expected replicas to be 1, was 2" in refused
+    assert server.get(STATEFULSETS, "db", "default")["spec"]["replicas"] == 2
 
 
 def test_kubectl_get_chunk_size(kubectl: Kubectl, server: ApiServer) -> None:
