@@ -10,14 +10,16 @@ of the original manifest changes nothing. The emulator does the same through
 - Secret ``type: Opaque``.
 - Pod spec (also every pod template of a workload): ``restartPolicy: Always``,
   ``dnsPolicy: ClusterFirst``, ``schedulerName: default-scheduler``,
-  ``terminationGracePeriodSeconds: 30``, ``securityContext: {}``; per
-  container (and init container) ``imagePullPolicy`` (``Always`` for
-  ``:latest`` or an untagged image, else ``IfNotPresent``),
-  ``terminationMessagePath``, ``terminationMessagePolicy``, ``resources: {}``
-  and ports' ``protocol: TCP``. A Pod itself (not a template) also gets
-  ``enableServiceLinks: true``, ``serviceAccountName``/``serviceAccount``
-  ``default`` (what the ServiceAccount admission plugin sets) and resource
-  requests defaulting to the limits.
+  ``terminationGracePeriodSeconds: 30``; per container (and init container)
+  ``imagePullPolicy`` (``Always`` for ``:latest`` or an untagged image, else
+  ``IfNotPresent``) and ports' ``protocol: TCP``. A Pod itself (not a
+  template) also gets ``serviceAccountName: default`` (what the
+  ServiceAccount admission plugin sets) and resource requests defaulting to
+  the limits. Left out on purpose, though a real server fills them: the empty
+  ``securityContext``/``resources`` objects, ``terminationMessagePath``/
+  ``Policy``, ``enableServiceLinks`` and the deprecated ``serviceAccount``:
+  nobody reads them, and every stored pod would carry them (bigger lists,
+  more objects for a client's garbage collector).
 - Pod status on create, when none is given: ``phase: Pending`` and the
   ``qosClass`` computed from the containers' resources.
 - Service: ``type: ClusterIP``, ``sessionAffinity: None``,
@@ -115,11 +117,7 @@ def _port(port: _Obj) -> None:
 
 def _container(container: _Obj) -> None:
     container.setdefault("imagePullPolicy", image_pull_policy(container.get("image")))
-    container.setdefault("terminationMessagePath", "/dev/termination-log")
-    container.setdefault("terminationMessagePolicy", "File")
     _each(container, "ports", _port)
-    if container.get("resources") is None:
-        container["resources"] = {}
 
 
 def _pod_container(container: _Obj) -> None:
@@ -142,7 +140,6 @@ def _pod_spec(spec: _Obj) -> None:
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("securityContext", {})
     _each(spec, "containers", _container)
     _each(spec, "initContainers", _container)
 
@@ -197,11 +194,9 @@ def _pod(obj: _Obj, creating: bool) -> None:
     spec = _sub(obj, "spec")
     if spec is not None:
         _pod_spec(spec)
-        spec.setdefault("enableServiceLinks", True)
         # The ServiceAccount admission plugin's part (without the token volume).
         if not spec.get("serviceAccountName"):
             spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
-        spec.setdefault("serviceAccount", spec["serviceAccountName"])
         _each(spec, "containers", _pod_container)
         _each(spec, "initContainers", _pod_container)
     if creating and not obj.get("status"):

@@ -56,7 +56,7 @@ def test_pod_gets_pending_status_and_spec_defaults(
     assert spec["termination_grace_period_seconds"] == 30
     assert spec["service_account_name"] == "default"
     assert spec["containers"][0]["image_pull_policy"] == "Always"  # "busybox": no tag
-    assert spec["containers"][0]["termination_message_policy"] == "File"
+    assert spec["containers"][0]["termination_message_policy"] is None  # left out on purpose
     running = server.create(
         PODS, {**pod("q"), "status": {"phase": "Running", "podIP": "10.0.0.9"}}, ns
     )
