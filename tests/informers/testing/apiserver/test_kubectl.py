@@ -527,3 +527,5 @@ def test_kubectl_versions_smoke(binary: Path, server: ApiServer, tmp_path: Path)
     assert [c["image"] for c in containers] == ["nginx:1.26", "busybox:1"]
     assert server.get(CONFIGMAPS, "cfg", "smoke")["data"] == {"k": "v"}
     assert "cfg" in kubectl.run("get", "configmaps", "-n", "smoke")
+    kubectl.run("scale", "deployment/web", "--replicas=4")
+    assert server.get(DEPLOYMENTS, "web", "default")["spec"]["replicas"] == 4
