@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from informers.resources import BUILTIN_RESOURCES, Resource
+from informers.testing.apiserver._scale import SCALABLE
 from informers.testing.apiserver._storage import _NO_STATUS_SUBRESOURCE
 
 __all__ = [
@@ -156,7 +157,9 @@ def resource_list_document(
     """The ``/api/v1`` or ``/apis/<group>/<version>`` answer
     (``APIResourceList``) for ``group_version`` (``"v1"``, ``"apps/v1"``), or
     ``None`` when none of ``resources`` is served there (the server answers
-    404). Built-in kinds with a status subresource also list ``<plural>/status``."""
+    404). Built-in kinds with a status subresource also list ``<plural>/status``;
+    deployments, replicasets, statefulsets and replicationcontrollers list
+    ``<plural>/scale`` (an ``autoscaling/v1`` Scale)."""
     entries: dict[str, dict[str, Any]] = {}
     for res in resources:
         if res.group_version == group_version and res.plural not in entries:
@@ -167,6 +170,16 @@ def resource_list_document(
                     "singularName": "",
                     "namespaced": res.namespaced,
                     "kind": res.kind,
+                    "verbs": ["get", "patch", "update"],
+                }
+            if res in SCALABLE:
+                entries[f"{res.plural}/scale"] = {
+                    "name": f"{res.plural}/scale",
+                    "singularName": "",
+                    "namespaced": res.namespaced,
+                    "group": "autoscaling",
+                    "version": "v1",
+                    "kind": "Scale",
                     "verbs": ["get", "patch", "update"],
                 }
     if not entries:

@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from informers.errors import SelectorParseError
 from informers.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
 from informers.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
-from informers.testing.apiserver import _discovery, _patch, _status
+from informers.testing.apiserver import _discovery, _patch, _scale, _status
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import (
     Predicate,
@@ -44,6 +45,8 @@ log = logging.getLogger("informers.testing.apiserver")
 _JSON = "application/json"
 _PROTOBUF = "application/vnd.kubernetes.protobuf"
 _RETURNS_OBJECT_ON_DELETE = frozenset({PODS, NAMESPACES, SERVICEACCOUNTS})
+#: Lists longer than this are streamed chunked, this many items per write.
+_LIST_BATCH = 1000
 
 
 def _optional(name: str) -> ModuleType | None:
@@ -243,6 +246,35 @@ def _parse_rv(value: str | None) -> int | None:
     return rv
 
 
+def _include_object(request: _Request) -> str:
+    """The ``includeObject`` table option (400 for an unknown value)."""
+    value = request.param("includeObject") or "PartialObjectMetadata"
+    if value not in ("PartialObjectMetadata", "Object", "None"):
+        raise _status.bad_request(f'unrecognized includeObject value: "{value}"')
+    return value
+
+
+def _rv_set_by_patch(body: bytes) -> str:
+    """The ``metadata.resourceVersion`` a (merge, strategic or JSON) patch
+    sets itself, or ""."""
+    try:
+        sent = json.loads(body)
+    except ValueError:
+        return ""
+    if isinstance(sent, dict):
+        meta = sent.get("metadata")
+        return str(meta.get("resourceVersion") or "") if isinstance(meta, dict) else ""
+    if isinstance(sent, list):
+        for op in sent:
+            if (
+                isinstance(op, dict)
+                and op.get("op") in ("add", "replace")
+                and op.get("path") == "/metadata/resourceVersion"
+            ):
+                return str(op.get("value") or "")
+    return ""
+
+
 def _selector_plural(resource: Resource) -> str:
     """The plural naming the kind's selectable fields (custom resources: none
     beyond metadata)."""
@@ -298,6 +330,39 @@ def _event_line(event_type: str, stored: Stored) -> bytes:
 
 def _chunk(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+class _TableEvents:
+    """Encodes one watch stream's events as ``Table`` objects (a watch asked
+    for ``as=Table``), the way the real server does: each event's object is a
+    Table of one row; only the first Table carries ``columnDefinitions``
+    (later ones hold ``null``, and kubectl reuses the columns it has), so
+    ``kubectl get -w`` prints one header. A BOOKMARK's object is a Table with
+    no rows whose metadata carries the resourceVersion. Not thread-safe: one
+    per stream."""
+
+    def __init__(self, table: ModuleType, resource: Resource, include_object: str) -> None:
+        self._table = table
+        self._resource = resource
+        self._include = include_object
+        self._headers_sent = False
+
+    def _line(self, event_type: str, objects: list[dict[str, Any]], rv: str) -> bytes:
+        document = self._table.to_table(
+            self._resource, objects, {"resourceVersion": rv}, include_object=self._include
+        )
+        if self._headers_sent:
+            document["columnDefinitions"] = None
+        self._headers_sent = True
+        line = json.dumps({"type": event_type, "object": document}, separators=(",", ":"))
+        return line.encode() + b"\n"
+
+    def event(self, event_type: str, stored: Stored) -> bytes:
+        rv = str((stored.obj.get("metadata") or {}).get("resourceVersion", ""))
+        return self._line(event_type, [stored.obj], rv)
+
+    def bookmark(self, resource: Resource, rv: int, initial_end: bool = False) -> bytes:
+        return self._line("BOOKMARK", [], str(rv))
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -357,6 +422,31 @@ class Handler(BaseHTTPRequestHandler):
         else:  # no copy of a large body
             self.end_headers()
             self.wfile.write(body)
+
+    def _send_list(self, head: bytes, items: list[Stored]) -> None:
+        """A list answer: ``head`` is its JSON up to (without) ``,"items":``.
+
+        A short list goes out in one write with a Content-Length. A long one
+        is streamed chunked, ``_LIST_BATCH`` items per write, so no copy of the
+        whole body is ever held, and the per-item views are short-lived (a
+        long-lived one per item made the garbage collector walk every stored
+        object, several times per 100k-item list)."""
+        if len(items) <= _LIST_BATCH or self.command == "HEAD":
+            self._send(200, b"".join((head, b',"items":', join_items(items), b"}")))
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", _JSON)
+        self.send_header("Cache-Control", "no-cache, private")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        write = self.wfile.write
+        write(_chunk(head + b',"items":['))
+        separator = b"{"
+        for start in range(0, len(items), _LIST_BATCH):
+            batch = items[start : start + _LIST_BATCH]
+            write(_chunk(separator + b",{".join([s.list_rest for s in batch])))
+            separator = b",{"
+        write(_chunk(b"]}") + b"0\r\n\r\n")
 
     def _send_json(self, code: int, obj: Any) -> None:
         self._send(code, json.dumps(obj, separators=(",", ":")).encode())
@@ -561,6 +651,11 @@ class Handler(BaseHTTPRequestHandler):
             raise _status.no_such_route()
         name = tail[0] if tail else None
         subresource = tail[1] if len(tail) > 1 else ""
+        if subresource == "scale" and resource in _scale.SCALABLE:
+            if namespace is None or name is None:
+                raise _status.no_such_route()
+            self._scale(request, resource, namespace, name, body)
+            return
         if subresource and (
             subresource != "status" or not storage.has_status_subresource(resource)
         ):
@@ -587,7 +682,10 @@ class Handler(BaseHTTPRequestHandler):
             stored = storage.get(resource, name, namespace)
             table = self._wants_table()
             if table is not None:
-                self._send_json(200, table.to_table(resource, [stored.obj], {}))
+                document = table.to_table(
+                    resource, [stored.obj], {}, include_object=_include_object(request)
+                )
+                self._send_json(200, document)
             else:
                 self._send(200, stored.full_json)
         elif method == "PUT":
@@ -611,6 +709,45 @@ class Handler(BaseHTTPRequestHandler):
             raise _status.method_not_allowed()
 
     # ------------------------------------------------------------- handlers
+
+    def _scale(
+        self, request: _Request, resource: Resource, namespace: str, name: str, body: bytes
+    ) -> None:
+        """GET, PUT and PATCH of ``<name>/scale`` (an ``autoscaling/v1`` Scale)."""
+        storage = self.server.storage
+        method = request.method
+        if method == "GET":
+            stored = storage.get(resource, name, namespace)
+        elif method == "PUT":
+            replicas, rv = _scale.replicas_from_scale(name, self._decode_body(body))
+            stored = storage.scale(
+                resource, name, namespace, replicas, rv, dry_run=_dry_run(request)
+            )
+        elif method == "PATCH":
+            content_type = self.headers.get("Content-Type") or ""
+            if content_type.split(";")[0].strip() == "application/apply-patch+yaml":
+                raise StatusError(
+                    415,
+                    "UnsupportedMediaType",
+                    "server-side apply is not supported by the emulator",
+                )
+            current = _scale.to_scale(resource, storage.get(resource, name, namespace).obj)
+            try:
+                patched = _patch.apply_patch(current, body, content_type, resource)
+            except _patch.PatchError as exc:
+                reason = _status.REASONS.get(exc.status, "BadRequest")
+                raise StatusError(exc.status, reason, exc.message) from None
+            replicas, rv = _scale.replicas_from_scale(name, patched)
+            # As for any patch, only a resourceVersion the patch itself sets
+            # is a precondition.
+            if not _rv_set_by_patch(body):
+                rv = ""
+            stored = storage.scale(
+                resource, name, namespace, replicas, rv, dry_run=_dry_run(request)
+            )
+        else:
+            raise _status.method_not_allowed()
+        self._send_json(200, _scale.to_scale(resource, stored.obj))
 
     def _wants_table(self) -> ModuleType | None:
         """The Table module when the client asked for Table output and it exists."""
@@ -822,15 +959,19 @@ class Handler(BaseHTTPRequestHandler):
                 metadata["remainingItemCount"] = result.remaining
         table = self._wants_table()
         if table is not None:
-            document = table.to_table(resource, [s.obj for s in result.items], metadata)
+            document = table.to_table(
+                resource,
+                [s.obj for s in result.items],
+                metadata,
+                include_object=_include_object(request),
+            )
             self._send_json(200, document)
             return
         head = json.dumps(
             {"kind": resource.list_kind, "apiVersion": resource.api_version, "metadata": metadata},
             separators=(",", ":"),
         ).encode()
-        body = b"".join((head[:-1], b',"items":', join_items(result.items), b"}"))
-        self._send(200, body)
+        self._send_list(head[:-1], result.items)
 
     # ---------------------------------------------------------------- watch
 
@@ -878,6 +1019,8 @@ class Handler(BaseHTTPRequestHandler):
         predicate = build_predicate(
             resource, request.param("labelSelector"), request.param("fieldSelector")
         )
+        table = self._wants_table()
+        include_object = _include_object(request) if table is not None else ""
         started = time.monotonic()
         deadline = started + timeout if timeout and timeout > 0 else None
         end_bookmark = False
@@ -919,12 +1062,16 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         log.debug("watch %s ns=%s from=%s initial=%s", resource, namespace, from_rv, initial)
-        if too_old is not None or watcher is None:
+        if too_old is not None or watcher is None:  # a Status is never a Table
             status = dict(too_old.body) if too_old is not None else {}
             status.pop("details", None)
             line = json.dumps({"type": "ERROR", "object": status}, separators=(",", ":"))
             self.wfile.write(_chunk(line.encode() + b"\n") + b"0\r\n\r\n")
             return
+        event_line, bookmark_line = _event_line, _bookmark_line
+        if table is not None:
+            encoder = _TableEvents(table, resource, include_object)
+            event_line, bookmark_line = encoder.event, encoder.bookmark
         try:
             self._stream(
                 watcher=watcher,
@@ -933,6 +1080,8 @@ class Handler(BaseHTTPRequestHandler):
                 bookmarks=bookmarks,
                 end_bookmark=end_bookmark,
                 deadline=deadline,
+                event_line=event_line,
+                bookmark_line=bookmark_line,
             )
         finally:
             storage.close_watch(watcher)
@@ -946,15 +1095,17 @@ class Handler(BaseHTTPRequestHandler):
         bookmarks: bool,
         end_bookmark: bool,
         deadline: float | None,
+        event_line: Callable[[str, Stored], bytes] = _event_line,
+        bookmark_line: Callable[..., bytes] = _bookmark_line,
     ) -> None:
         storage, settings = self.server.storage, self.server.settings
         resource = watcher.resource
         write = self.wfile.write
         for start in range(0, len(first), 500):
             batch = first[start : start + 500]
-            write(b"".join([_chunk(_event_line(t, stored)) for t, stored in batch]))
+            write(b"".join([_chunk(event_line(t, stored)) for t, stored in batch]))
         if end_bookmark:
-            write(_chunk(_bookmark_line(resource, start_rv, initial_end=True)))
+            write(_chunk(bookmark_line(resource, start_rv, initial_end=True)))
         next_bookmark = time.monotonic() + settings.bookmark_interval
         deadline_bookmark_sent = False
         while True:
@@ -972,7 +1123,7 @@ class Handler(BaseHTTPRequestHandler):
                 self._end_stream(end, watcher)
                 return
             if events:  # one chunk per event, a batch per write
-                write(b"".join([_chunk(_event_line(t, stored)) for t, stored in events]))
+                write(b"".join([_chunk(event_line(t, stored)) for t, stored in events]))
             now = time.monotonic()
             if bookmarks and rv >= 0:
                 due = now >= next_bookmark
@@ -982,7 +1133,7 @@ class Handler(BaseHTTPRequestHandler):
                     and now >= deadline - settings.deadline_bookmark
                 )
                 if due or near_deadline:
-                    write(_chunk(_bookmark_line(resource, rv)))
+                    write(_chunk(bookmark_line(resource, rv)))
                     next_bookmark = now + settings.bookmark_interval
                     deadline_bookmark_sent = deadline_bookmark_sent or near_deadline
             if not events and self._client_gone():

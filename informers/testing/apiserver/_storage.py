@@ -33,9 +33,11 @@ from informers.resources import (
     CUSTOMRESOURCEDEFINITIONS,
     NAMESPACES,
     SERVICEACCOUNTS,
+    SERVICES,
     Resource,
 )
 from informers.testing.apiserver import _status
+from informers.testing.apiserver._defaults import apply_defaults
 
 __all__ = ["Event", "Predicate", "Storage", "Stored", "Watcher", "join_items"]
 
@@ -311,6 +313,8 @@ class Storage:
         self._served: dict[tuple[str, str, str], Resource] = {}
         self._closed = False
         self._stall_until = 0.0
+        #: The next cluster IP to hand out (an offset into 10.96.0.0/12).
+        self._next_cluster_ip = 10
         for res in BUILTIN_RESOURCES:
             self._register_locked(res, builtin=True)
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
@@ -509,8 +513,17 @@ class Storage:
                 meta.pop("generation", None)
             else:
                 meta["generation"] = 1
-            new = {"kind": resource.kind, "apiVersion": resource.api_version, "metadata": meta}
+            new: dict[str, Any] = {
+                "kind": resource.kind,
+                "apiVersion": resource.api_version,
+                "metadata": meta,
+            }
             new.update((k, v) for k, v in obj.items() if k not in new)
+            if kind.builtin:
+                new = apply_defaults(resource, new, creating=True)
+                meta = new["metadata"]
+                if resource == SERVICES:
+                    self._allocate_cluster_ip_locked(new, dry_run)
             if resource == NAMESPACES:
                 self._fill_namespace(new)
             if dry_run:  # validated and built, not stored
@@ -524,6 +537,24 @@ class Storage:
             kind.sorted_keys = None
             self._append_locked(kind, Event(self._rv, ADDED, stored, None))
             return stored
+
+    def _allocate_cluster_ip_locked(self, service: dict[str, Any], dry_run: bool) -> None:
+        """Give a Service without one a cluster IP (ExternalName and headless
+        Services get none). Addresses are not reused."""
+        spec = service.get("spec")
+        if not isinstance(spec, dict) or spec.get("type") == "ExternalName":
+            return
+        if not spec.get("clusterIP"):
+            n = self._next_cluster_ip
+            if n % 256 == 0:
+                n += 1
+            if not dry_run:
+                self._next_cluster_ip = n + 1
+            spec = dict(spec)
+            spec["clusterIP"] = f"10.{96 + (n >> 16) % 16}.{(n >> 8) % 256}.{n % 256}"
+            service["spec"] = spec
+        if spec.get("clusterIP") and not spec.get("clusterIPs"):
+            service["spec"] = {**spec, "clusterIPs": [spec["clusterIP"]]}
 
     @staticmethod
     def _fill_namespace(obj: dict[str, Any]) -> None:
@@ -663,6 +694,38 @@ class Storage:
                 self._append_locked(kind, Event(self._rv, MODIFIED, stored, old))
             return stored
 
+    def scale(
+        self,
+        resource: Resource,
+        name: str,
+        namespace: str | None,
+        replicas: int,
+        resource_version: str = "",
+        *,
+        dry_run: bool = False,
+    ) -> Stored:
+        """Set ``spec.replicas`` of an object (a write to its ``scale``
+        subresource), keeping everything else. A non-empty
+        ``resource_version`` must be the object's (else 409 Conflict)."""
+        with self._cond:  # re-entrant: update() takes it again
+            kind = self._kind_locked(resource)
+            old = kind.objects.get(object_key(namespace or "", name))
+            if old is None:
+                raise _status.not_found(resource, name)
+            if resource_version and resource_version != old.obj["metadata"]["resourceVersion"]:
+                raise _status.conflict(resource, name)
+            obj = dict(old.obj)
+            spec = obj.get("spec")
+            obj["spec"] = {**(spec if isinstance(spec, dict) else {}), "replicas": replicas}
+            return self.update(
+                resource,
+                obj,
+                namespace,
+                name,
+                keep_status=kind.status_subresource,
+                dry_run=dry_run,
+            )
+
     def _merge_update_locked(
         self,
         *,
@@ -699,6 +762,11 @@ class Storage:
                 new.pop("status", None)
         if kind.resource == NAMESPACES:
             new["status"] = old.get("status", {"phase": "Active"})
+        if kind.builtin:  # before the generation check: defaults are no change
+            if kind.resource == SERVICES:
+                _keep_cluster_ip(new, old)
+            new = apply_defaults(kind.resource, new, creating=False)
+            new_meta = new["metadata"]
         if "generation" in old_meta:
             changed = _spec_part(new) != _spec_part(old)
             new_meta["generation"] = old_meta["generation"] + (1 if changed else 0)
@@ -992,6 +1060,23 @@ class Storage:
     def watch_count(self) -> int:
         with self._cond:
             return sum(len(kind.watchers) for kind in self._kinds.values())
+
+
+def _keep_cluster_ip(new: dict[str, Any], old: dict[str, Any]) -> None:
+    """An update that leaves the cluster IP out keeps the allocated one (as the
+    real server does)."""
+    new_spec, old_spec = new.get("spec"), old.get("spec")
+    if not isinstance(new_spec, dict) or not isinstance(old_spec, dict):
+        return
+    if new_spec.get("clusterIP") or not old_spec.get("clusterIP"):
+        return
+    if new_spec.get("type", "ClusterIP") == "ExternalName":
+        return
+    spec = dict(new_spec)
+    spec["clusterIP"] = old_spec["clusterIP"]
+    if not spec.get("clusterIPs") and old_spec.get("clusterIPs"):
+        spec["clusterIPs"] = old_spec["clusterIPs"]
+    new["spec"] = spec
 
 
 def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:

@@ -330,3 +330,37 @@ def test_list_remaining_item_count_only_without_selectors(core: client.CoreV1Api
         seen += [i["metadata"]["name"] for i in page["items"]]
         token = page["metadata"].get("continue")
     assert seen == ["a", "b", "d"]
+
+
+def test_long_list_is_streamed_chunked_and_equals_its_pages(
+    server: ApiServer, core: client.CoreV1Api, ns: str
+) -> None:
+    import urllib3
+
+    count = 2_345  # more than two write batches
+    server.create_many("configmaps", (configmap(f"cm-{i:05d}", k=str(i)) for i in range(count)), ns)
+    http = urllib3.PoolManager()
+    try:
+        response = http.request("GET", f"{server.url}/api/v1/namespaces/{ns}/configmaps")
+        short = http.request("GET", f"{server.url}/api/v1/namespaces/{ns}/configmaps?limit=10")
+    finally:
+        http.clear()
+    assert response.status == 200
+    assert response.headers.get("Transfer-Encoding") == "chunked"  # no whole-body copy
+    assert short.headers.get("Content-Length") == str(len(short.data))
+    whole = json.loads(response.data)
+    assert whole["kind"] == "ConfigMapList"
+    assert whole["metadata"] == {"resourceVersion": str(server.resource_version)}
+    paged, token = [], None
+    while True:
+        page = core.list_namespaced_config_map(ns, limit=1000, _continue=token)
+        paged += [item.metadata.name for item in page.items]
+        token = page.metadata._continue
+        if not token:
+            break
+    assert [item["metadata"]["name"] for item in whole["items"]] == paged
+    assert len(paged) == count
+    assert "kind" not in whole["items"][0]
+    assert whole["items"][-1]["data"] == {"k": str(count - 1)}
+    via_client = core.list_namespaced_config_map(ns)
+    assert len(via_client.items) == count

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from apiserver_helpers import RawWatch, configmap, names
@@ -334,3 +335,85 @@ def test_many_concurrent_watches_are_served(
     core.create_namespaced_config_map(ns, configmap("a"))
     for stream in streams:
         assert names(stream.take(1)) == [("ADDED", "a")]
+
+
+def _table_watch(server: ApiServer, query: str) -> tuple[Any, RawWatch]:
+    import urllib3
+
+    http = urllib3.PoolManager()
+    response = http.request(
+        "GET",
+        f"{server.url}/api/v1/{query}",
+        headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"},
+        preload_content=False,
+    )
+    return http, RawWatch(response)
+
+
+def test_watch_as_table_sends_one_row_tables_with_headers_once(server: ApiServer, ns: str) -> None:
+    server.create("configmaps", configmap("a", k="v"), ns)
+    server.bookmark_interval = 0.05
+    http, stream = _table_watch(
+        server, f"namespaces/{ns}/configmaps?watch=true&timeoutSeconds=5&allowWatchBookmarks=true"
+    )
+    try:
+        first = stream.next()
+        assert first is not None
+        server.delete("configmaps", "a", ns)
+        events = [first]
+        while events[-1]["type"] != "DELETED":
+            event = stream.next()
+            assert event is not None
+            events.append(event)
+    finally:
+        stream.close()
+        http.clear()
+    added, deleted = events[0], events[-1]
+    bookmarks = [e for e in events if e["type"] == "BOOKMARK"]
+    assert added["type"] == "ADDED"
+    assert {e["object"]["kind"] for e in events} == {"Table"}
+    table = added["object"]
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert [row["cells"][:2] for row in table["rows"]] == [["a", 1]]
+    row_object = table["rows"][0]["object"]
+    assert row_object["kind"] == "PartialObjectMetadata"
+    assert row_object["metadata"]["namespace"] == ns
+    assert table["metadata"]["resourceVersion"] == row_object["metadata"]["resourceVersion"]
+    assert deleted["object"]["columnDefinitions"] is None
+    assert deleted["object"]["rows"][0]["cells"][0] == "a"
+    assert int(deleted["object"]["metadata"]["resourceVersion"]) == server.resource_version
+    for bookmark in bookmarks:
+        assert bookmark["object"]["rows"] == []
+        assert bookmark["object"]["metadata"]["resourceVersion"]
+
+
+def test_watch_as_table_include_object_and_errors(server: ApiServer, ns: str) -> None:
+    server.create("configmaps", configmap("a"), ns)
+    http, stream = _table_watch(
+        server, f"namespaces/{ns}/configmaps?watch=true&timeoutSeconds=5&includeObject=Object"
+    )
+    try:
+        [event] = stream.take(1)
+    finally:
+        stream.close()
+        http.clear()
+    row_object = event["object"]["rows"][0]["object"]
+    assert row_object["kind"] == "ConfigMap"
+    assert row_object["data"] == {}
+    server.compact()
+    http, stream = _table_watch(
+        server, f"namespaces/{ns}/configmaps?watch=true&resourceVersion=1&timeoutSeconds=5"
+    )
+    try:
+        assert [(e["type"], e["object"]["kind"]) for e in stream.rest()] == [("ERROR", "Status")]
+    finally:
+        stream.close()
+        http.clear()
+    http, stream = _table_watch(
+        server, f"namespaces/{ns}/configmaps?watch=true&includeObject=Everything"
+    )
+    try:
+        assert stream.status == 400
+    finally:
+        stream.close()
+        http.clear()

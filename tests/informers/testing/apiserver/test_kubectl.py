@@ -22,7 +22,14 @@ from typing import IO, Any
 
 import pytest
 
-from informers.resources import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, SECRETS, Resource
+from informers.resources import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    NAMESPACES,
+    SECRETS,
+    STATEFULSETS,
+    Resource,
+)
 from informers.testing.apiserver import ApiServer
 from informers.testing.apiserver._discovery import SERVER_GIT_VERSION
 from informers.testing.apiserver._kubeconfig import write_kubeconfig
@@ -285,9 +292,15 @@ def test_kubectl_imperative_create_of_workloads(kubectl: Kubectl, server: ApiSer
     deployment = server.get(DEPLOYMENTS, "web", "default")
     assert deployment["spec"]["replicas"] == 2
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    assert (container["image"], container["ports"]) == ("nginx", [{"containerPort": 80}])
+    assert (container["image"], container["ports"]) == (
+        "nginx",
+        [{"containerPort": 80, "protocol": "TCP"}],  # the protocol is a server default
+    )
+    assert container["imagePullPolicy"] == "Always"
     service = server.get(Resource("", "v1", "services", "Service"), "web", "default")
     assert service["spec"]["ports"][0]["targetPort"] == 8080
+    assert service["spec"]["clusterIP"].startswith("10.")
+    assert service["spec"]["clusterIP"] in kubectl.run("get", "service", "web")
     job = server.get(Resource("batch", "v1", "jobs", "Job"), "once", "default")
     assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
     if kubectl.minor >= 21:
@@ -338,7 +351,7 @@ def test_kubectl_apply_twice_sends_a_strategic_merge_patch(
     third = server.get(DEPLOYMENTS, "web", "default")["spec"]["template"]["spec"]["containers"]
     assert [c["name"] for c in third] == ["web"]
     assert third[0]["env"] == [{"name": "LEVEL", "value": "1"}]
-    assert third[0]["ports"] == [{"containerPort": 80}]
+    assert third[0]["ports"] == [{"containerPort": 80, "protocol": "TCP"}]  # defaulted
     applied = json.loads(
         second["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
     )
@@ -383,6 +396,47 @@ def test_kubectl_get_watch(kubectl: Kubectl, server: ApiServer) -> None:
         assert _next_event(out) == ["DELETED", "before"]
     finally:
         _stop(process, out, err)
+
+
+def test_kubectl_get_watch_prints_one_table(kubectl: Kubectl, server: ApiServer) -> None:
+    server.create(CONFIGMAPS, _configmap("before", k="v"), "default")
+    process = kubectl.popen("get", "configmaps", "-n", "default", "-w")
+    assert process.stdout is not None
+    assert process.stderr is not None
+    out = LineReader(process.stdout, "kubectl-watch-stdout")
+    err = LineReader(process.stderr, "kubectl-watch-stderr")
+    try:
+        lines = [out.next(), out.next()]  # the list: header and one row
+        server.create(CONFIGMAPS, _configmap("during"), "default")
+        lines.append(out.next())
+        server.delete(CONFIGMAPS, "before", "default")
+        lines.append(out.next())
+    finally:
+        _stop(process, out, err)
+    rows = [line.split() for line in lines]
+    assert [row[0] for row in rows] == ["NAME", "before", "during", "before"]
+    assert rows[0] == ["NAME", "DATA", "AGE"]
+    assert [row[1] for row in rows[1:]] == ["1", "0", "1"]  # the DATA column, every time
+
+
+def test_kubectl_scale(kubectl: Kubectl, server: ApiServer) -> None:
+    template = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]},
+    }
+    spec = {"selector": {"matchLabels": {"app": "web"}}, "template": template}
+    server.create(DEPLOYMENTS, {"metadata": {"name": "web"}, "spec": spec}, "default")
+    server.create(STATEFULSETS, {"metadata": {"name": "db"}, "spec": spec}, "default")
+    assert "deployment.apps/web scaled" in kubectl.run("scale", "deployment", "web", "--replicas=3")
+    assert server.get(DEPLOYMENTS, "web", "default")["spec"]["replicas"] == 3
+    assert "0/3" in kubectl.run("get", "deployment", "web")
+    kubectl.run("scale", "statefulset/db", "--current-replicas=1", "--replicas=2")
+    assert server.get(STATEFULSETS, "db", "default")["spec"]["replicas"] == 2
+    refused = kubectl.run(
+        "scale", "statefulset/db", "--current-replicas=1", "--replicas=4", ok=False
+    )
+    assert "Expected replicas to be 1, was 2" in refused
+    assert server.get(STATEFULSETS, "db", "default")["spec"]["replicas"] == 2
 
 
 def test_kubectl_get_chunk_size(kubectl: Kubectl, server: ApiServer) -> None:
@@ -473,3 +527,5 @@ def test_kubectl_versions_smoke(binary: Path, server: ApiServer, tmp_path: Path)
     assert [c["image"] for c in containers] == ["nginx:1.26", "busybox:1"]
     assert server.get(CONFIGMAPS, "cfg", "smoke")["data"] == {"k": "v"}
     assert "cfg" in kubectl.run("get", "configmaps", "-n", "smoke")
+    kubectl.run("scale", "deployment/web", "--replicas=4")
+    assert server.get(DEPLOYMENTS, "web", "default")["spec"]["replicas"] == 4
