@@ -297,17 +297,21 @@ class _SignalBridge:
     def __init__(self, informer: SharedIndexInformer) -> None:
         self._informer = informer
 
+    # send_to_each, not Signal.send: one raising receiver must not keep the
+    # others (a ResourceTracker, say) from seeing the event.
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
         if _signals.added.receivers:
-            _signals.added.send(self._informer, obj=obj, is_in_initial_list=is_in_initial_list)
+            _signals.send_to_each(
+                _signals.added, self._informer, obj=obj, is_in_initial_list=is_in_initial_list
+            )
 
     def on_update(self, old: Any, new: Any) -> None:
         if _signals.updated.receivers:
-            _signals.updated.send(self._informer, old=old, new=new)
+            _signals.send_to_each(_signals.updated, self._informer, old=old, new=new)
 
     def on_delete(self, obj: Any) -> None:
         if _signals.deleted.receivers:
-            _signals.deleted.send(self._informer, obj=obj)
+            _signals.send_to_each(_signals.deleted, self._informer, obj=obj)
 
 
 # --------------------------------------------------------------------------- informer
@@ -590,7 +594,7 @@ class SharedIndexInformer:
 
     def _registration_synced(self, reg: ResourceEventHandlerRegistration) -> None:
         if reg is self._bridge and _signals.synced.receivers:
-            _signals.synced.send(self)
+            _signals.send_to_each(_signals.synced, self)
 
     def _should_resync(self) -> bool:
         now = self._clock.now()
