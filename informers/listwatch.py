@@ -277,8 +277,12 @@ class _HTTPWatchStream:
 
     def _close(self) -> None:
         try:
-            self._response.release_conn()
+            # Close before releasing: a stream that ended early (a decode
+            # error, a stop) may leave watch bytes unread on the socket, and
+            # they must never reach the next request that reuses the pooled
+            # connection. The pool reconnects a closed connection.
             self._response.close()
+            self._response.release_conn()
         except OSError:
             log.debug("close of the %s watch failed", self._description, exc_info=True)
 
@@ -392,8 +396,12 @@ class HTTPListerWatcher:
             parsed = json.loads(data)
         except ValueError as exc:
             raise WatchDecodeError(f"{self.resource}: list response is not JSON ({exc})") from None
-        if not isinstance(parsed, dict) or not isinstance(parsed.get("items", []), list):
+        if not isinstance(parsed, dict):
             raise WatchDecodeError(f"{self.resource}: list response is not a list object")
+        if parsed.get("items") is None:  # an empty list may be encoded as null
+            parsed["items"] = []
+        elif not isinstance(parsed["items"], list):
+            raise WatchDecodeError(f"{self.resource}: list response items are not a list")
         return parsed
 
     def watch(self, options: ListOptions) -> WatchStream:

@@ -166,6 +166,22 @@ def test_watch_malformed_line_raises_decode_error(server: tuple[Script, Any]) ->
     assert "obj" not in str(info.value)
 
 
+def test_list_accepts_null_items_as_empty(server: tuple[Script, Any]) -> None:
+    script, client = server
+    body = {"kind": "PodList", "metadata": {"resourceVersion": "7"}, "items": None}
+    script.responses["/api/v1/pods"] = (200, {}, [j(body)])
+    got = HTTPListerWatcher(client, PODS).list(ListOptions())
+    assert got["items"] == []
+    assert got["metadata"]["resourceVersion"] == "7"
+
+
+def test_list_with_items_not_a_list_is_a_decode_error(server: tuple[Script, Any]) -> None:
+    script, client = server
+    script.responses["/api/v1/pods"] = (200, {}, [j({"kind": "PodList", "items": {"a": 1}})])
+    with pytest.raises(WatchDecodeError, match="items"):
+        HTTPListerWatcher(client, PODS).list(ListOptions())
+
+
 def status(code: int, reason: str, message: str = "", **extra: Any) -> bytes:
     return j(
         {
