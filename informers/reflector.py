@@ -24,8 +24,11 @@ Behaviour (client-go's reflector):
 * 429 and connection refused re-watch from the same RV after a backoff (the
   server's ``Retry-After`` when given) without relisting.
 * Streaming lists (``sendInitialEvents``) when enabled; if the server refuses
-  them, ends the stream or does not send the initial-events-end bookmark within
-  ``watch_list_deadline``, the reflector falls back to LIST for good.
+  them (400, 403, 404, 405, 406, 415, 422, 501), ends the stream or does not
+  send the initial-events-end bookmark within ``watch_list_deadline``, the
+  reflector falls back to LIST for good. Any other failure (a 5xx, a broken
+  connection) makes it LIST this time and stream again on the next relist, as
+  client-go does.
 * Malformed events (unknown type, no object, no metadata, an ERROR event) are
   reported with the kind and RV (never the object) and cause a relist; events
   older than the RV already seen on a watch are skipped (a replaying server
@@ -454,8 +457,26 @@ def _start_watch(mem: Memory) -> Step:
 
 
 def _fall_back_to_list(mem: Memory, config: ReflectorConfig, *pre: Action) -> Step:
+    """LIST now and on every later relist: the server does not do streaming
+    lists (it refused them, or never ended the initial events)."""
     state, actions = _start_list(replace(mem, watch_list=False), config)
     return state, (*pre, *actions)
+
+
+def _list_this_time(mem: Memory, config: ReflectorConfig, *pre: Action) -> Step:
+    """LIST now, but try a streaming list again on the next relist: the
+    failure (a 5xx, a broken connection) says nothing about the server's
+    support for streaming lists. Making progress beats waiting."""
+    state, actions = _start_list(mem, config)
+    return state, (*pre, *actions)
+
+
+#: Statuses with which a server says it does not serve streaming lists.
+_STREAMING_UNSUPPORTED = frozenset({400, 403, 404, 405, 406, 415, 422, 501})
+
+
+def _streaming_unsupported(err: BaseException) -> bool:
+    return isinstance(err, ApiError) and err.status in _STREAMING_UNSUPPORTED
 
 
 def _rv_of(obj: Mapping[str, Any]) -> str:
@@ -612,7 +633,9 @@ def _step_streaming(state: Streaming, inp: Input, config: ReflectorConfig) -> St
             )
         if _is_expired_or_too_large(err):
             return _start_stream(replace(mem, rv_unavailable=True), config)
-        return _fall_back_to_list(mem, config, Report(err))
+        if _streaming_unsupported(err):
+            return _fall_back_to_list(mem, config, Report(err))
+        return _list_this_time(mem, config, Report(err))
     if isinstance(inp, WatchEvent):
         etype, obj, problem = _malformed(inp.event, config)
         if problem is not None or obj is None:
@@ -633,7 +656,9 @@ def _step_streaming(state: Streaming, inp: Input, config: ReflectorConfig) -> St
                     CloseWatch(),
                     Backoff("streaming list throttled", err.retry_after),
                 )
-            return _fall_back_to_list(mem, config, CloseWatch(), Report(err))
+            if _streaming_unsupported(err):
+                return _fall_back_to_list(mem, config, CloseWatch(), Report(err))
+            return _list_this_time(mem, config, CloseWatch(), Report(err))
         nxt = replace(state, events=state.events + 1)
         if etype in ("ADDED", "MODIFIED"):
             return nxt, (BufferPut(obj),)

@@ -485,11 +485,36 @@ def test_stream_error_event_429_backs_off() -> None:
     assert actions == (CloseWatch(), Backoff("streaming list throttled", None))
 
 
-def test_stream_error_event_other_falls_back() -> None:
+def test_stream_error_event_500_lists_this_time_only() -> None:
     state, actions = step(streaming(), _error_event(500, "InternalError"), STREAM_CFG)
+    assert isinstance(state, Listing)
+    assert state.mem.watch_list  # the next relist streams again
+    assert actions[0] == CloseWatch()
+
+
+def test_stream_error_event_invalid_falls_back_for_good() -> None:
+    state, actions = step(streaming(), _error_event(422, "Invalid"), STREAM_CFG)
     assert isinstance(state, Listing)
     assert not state.mem.watch_list
     assert actions[0] == CloseWatch()
+
+
+@pytest.mark.parametrize(
+    "err", [ApiError(500, "InternalError"), ApiError(503, "ServiceUnavailable"), OSError("reset")]
+)
+def test_stream_open_failure_lists_now_and_streams_on_the_next_relist(
+    err: BaseException,
+) -> None:
+    state, actions = step(streaming("4"), WatchOpenError(err), STREAM_CFG)
+    assert state == Listing(Memory(watch_list=True, last_sync_rv="4"), "4", 0)
+    assert actions[0] == Report(err)
+    # The list succeeds and its watch later gets 410: the relist streams again.
+    state, _ = step(state, ListPage(page([], "9")), STREAM_CFG)
+    state, actions = step(state, WatchOpenError(ExpiredError(410, "Expired")), STREAM_CFG)
+    while not isinstance(state, Streaming):
+        assert isinstance(state, BackingOff), state
+        state, actions = step(state, TimerFired(), STREAM_CFG)
+    assert state.mem.watch_list
 
 
 def test_stream_malformed_event_restreams_after_backoff() -> None:
