@@ -117,9 +117,10 @@ def sync_floor(server: Any, n: int) -> float:
 
 
 def _backlog(server: Any, prefix: str, n: int) -> float:
-    """Write ``n`` pods (in ``default``) while every watch is stalled, then
-    release the watches; returns the release time. What follows measures
-    consumption alone (the writes are not timed)."""
+    """Write ``n`` pods (in ``default``) while every watch is stalled, their
+    JSON encoded in advance, then release the watches; returns the release
+    time. What follows measures consumption alone (neither the writes nor the
+    emulator's encoding are timed)."""
     return float(server.backlog(prefix, n))
 
 
@@ -211,6 +212,8 @@ class RemoteServer:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            # The child imports ``informers`` from this tree, as the parent does.
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         )
         self.url = self._ask("url")
 
@@ -248,6 +251,9 @@ class RemoteServer:
     def close(self) -> None:
         self._ask("quit")
         self._proc.wait(60)
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            if pipe is not None:
+                pipe.close()
 
     def __enter__(self) -> RemoteServer:
         return self
@@ -280,7 +286,10 @@ def serve(watch_buffer_size: int) -> None:
                 for i in range(int(args[1])):
                     pod = make_pod(i)
                     meta = {**pod["metadata"], "name": f"{args[0]}-{i}", "namespace": "default"}
-                    storage.create(PODS, {**pod, "metadata": meta})
+                    # Encode the event's JSON now: the emulator would otherwise
+                    # serialise the whole backlog after the release, inside the
+                    # timed region, before the first byte reaches any client.
+                    _ = storage.create(PODS, {**pod, "metadata": meta}).full_json
             elif command == "release":
                 server.stall_watches(0)
             print(answer, flush=True)
