@@ -116,18 +116,23 @@ def sync_floor(server: Any, n: int) -> float:
 # --------------------------------------------------------------------------- events
 
 
-def _backlog(server: Any, prefix: str, n: int) -> float:
-    """Write ``n`` pods (in ``default``) while every watch is stalled, their
+def _backlog(server: Any, namespace: str, n: int) -> float:
+    """Write ``n`` pods in ``namespace`` while every watch is stalled, their
     JSON encoded in advance, then release the watches; returns the release
     time. What follows measures consumption alone (neither the writes nor the
-    emulator's encoding are timed)."""
-    return float(server.backlog(prefix, n))
+    emulator's encoding are timed).
+
+    Each contender gets a namespace of its own, empty when it starts: every
+    client then caches the same number of objects, whatever the order of the
+    runs (a larger cache makes every full garbage collection, hence every
+    event, dearer)."""
+    return float(server.backlog(namespace, n))
 
 
 def events_ours(server: Any, n: int) -> float:
     client = server.api_client()
     counter = Counter(n)
-    lw = HTTPListerWatcher(client, PODS, "default")
+    lw = HTTPListerWatcher(client, PODS, "bench-ours")
     inf = SharedIndexInformer(lw, name="pods")
     inf.add_event_handler(ResourceEventHandlerFuncs(add_func=counter.hit))
     inf.start()
@@ -139,7 +144,7 @@ def events_ours(server: Any, n: int) -> float:
     assert inf.wait_idle(60)
     counter.target = counter.count + n
     counter.done.clear()
-    started = _backlog(server, f"ours-{time.monotonic_ns()}", n)
+    started = _backlog(server, "bench-ours", n)
     assert counter.done.wait(600)
     elapsed = time.perf_counter() - started
     inf.stop()
@@ -150,22 +155,22 @@ def events_ours(server: Any, n: int) -> float:
 def events_official(server: Any, n: int) -> float:
     client = server.api_client()
     api = kubernetes.client.CoreV1Api(client)
-    existing = server.count_default()
+    existing = server.count("bench-official")
     counter = Counter(existing + n)
-    inf = SharedInformer(api.list_namespaced_pod, namespace="default")
+    inf = SharedInformer(api.list_namespaced_pod, namespace="bench-official")
     inf.add_event_handler(ADDED, counter.hit)
     inf.start()
     deadline = time.monotonic() + 60
     while counter.count < existing and time.monotonic() < deadline:
         counter.done.wait(0.01)
     time.sleep(0.5)  # let its watch open (it has no idle point to wait on)
-    started = _backlog(server, f"official-{time.monotonic_ns()}", n)
+    started = _backlog(server, "bench-official", n)
     assert counter.done.wait(1800)
     elapsed = time.perf_counter() - started
     stopper = threading.Thread(target=inf.stop, name="bench-official-stop")
     stopper.start()
     while stopper.is_alive():
-        _wake(server, PODS)
+        server.wake("bench-official")
         stopper.join(0.2)
     client.close()
     return elapsed
@@ -176,12 +181,12 @@ def events_floor(server: Any, n: int) -> float:
     rv = server.resource_version
     response = http.request(
         "GET",
-        f"{server.url}/api/v1/namespaces/default/pods"
+        f"{server.url}/api/v1/namespaces/bench-floor/pods"
         f"?watch=1&resourceVersion={rv}&timeoutSeconds=600",
         preload_content=False,
     )
     time.sleep(0.2)  # let the watch register
-    started = _backlog(server, f"floor-{time.monotonic_ns()}", n)
+    started = _backlog(server, "bench-floor", n)
     seen, pending = 0, b""
     for chunk in response.stream(65536):
         pending += chunk
@@ -236,14 +241,14 @@ class RemoteServer:
     def resource_version(self) -> int:
         return int(self._ask("rv"))
 
-    def count_default(self) -> int:
-        return int(self._ask("count"))
+    def count(self, namespace: str) -> int:
+        return int(self._ask("count", namespace))
 
-    def wake(self) -> None:
-        self._ask("wake")
+    def wake(self, namespace: str = "default") -> None:
+        self._ask("wake", namespace)
 
-    def backlog(self, prefix: str, n: int) -> float:
-        self._ask("stall", prefix, n)
+    def backlog(self, namespace: str, n: int) -> float:
+        self._ask("stall", namespace, n)
         started = time.perf_counter()
         self._ask("release")
         return started
@@ -265,6 +270,7 @@ class RemoteServer:
 def serve(watch_buffer_size: int) -> None:
     with ApiServer(watch_buffer_size=watch_buffer_size) as server:
         storage = server._storage  # the benchmark's writes skip the defensive copies
+        namespaces = {"default"}
         for line in sys.stdin:
             command, *args = line.split()
             answer = "ok"
@@ -275,17 +281,19 @@ def serve(watch_buffer_size: int) -> None:
             elif command == "rv":
                 answer = str(server.resource_version)
             elif command == "count":
-                answer = str(len(server.list_objects(PODS, "default")))
+                answer = str(len(server.list_objects(PODS, args[0])))
             elif command == "wake":
                 name = f"wake-{time.monotonic_ns()}"
-                server.create(
-                    PODS, {"metadata": {"name": name, "namespace": "default"}, "spec": {}}
-                )
+                server.create(PODS, {"metadata": {"name": name, "namespace": args[0]}, "spec": {}})
             elif command == "stall":
+                if args[0] not in namespaces:
+                    server.create("namespaces", {"metadata": {"name": args[0]}})
+                    namespaces.add(args[0])
                 server.stall_watches(3600)
                 for i in range(int(args[1])):
                     pod = make_pod(i)
-                    meta = {**pod["metadata"], "name": f"{args[0]}-{i}", "namespace": "default"}
+                    name = f"{args[0]}-{time.monotonic_ns()}-{i}"
+                    meta = {**pod["metadata"], "name": name, "namespace": args[0]}
                     # Encode the event's JSON now: the emulator would otherwise
                     # serialise the whole backlog after the release, inside the
                     # timed region, before the first byte reaches any client.
