@@ -179,6 +179,9 @@ class RealFIFO:
         self._initial_population_count = 0
         self._closed = False
         self._last_resource_version = ""
+        #: Consumers blocked in :meth:`pop`: a producer notifies only when one
+        #: waits, so a busy consumer costs the producer no wake-up call.
+        self._waiters = 0
 
     # ------------------------------------------------------------------ producer
 
@@ -314,7 +317,11 @@ class RealFIFO:
             while not self._queue:
                 if self._closed:
                     raise FIFOClosedError("the delta queue is closed")
-                self._cond.wait()
+                self._waiters += 1
+                try:
+                    self._cond.wait()
+                finally:
+                    self._waiters -= 1
             is_in_initial_list = not self._has_synced_locked()
             entry = self._queue.popleft()
             token = self._next_token
@@ -397,7 +404,8 @@ class RealFIFO:
     def _append_locked(self, entry: _Entry) -> None:
         self._queue.append(entry)
         self._appended += 1
-        self._cond.notify()
+        if self._waiters:
+            self._cond.notify()
 
     def _pending_locked(self) -> dict[str, Delta]:
         """The last pending delta of every key with entries being processed or

@@ -644,8 +644,9 @@ class SharedIndexInformer:
         else:
             for delta in deltas:
                 self._apply_one(delta, is_in_initial_list, regs, syncing)
-        is_relist = any(d.type in (DeltaType.REPLACED, DeltaType.BOOKMARK) for d in deltas)
-        if is_relist and not self._synced_event.is_set():
+        if not self._synced_event.is_set() and any(
+            d.type in (DeltaType.REPLACED, DeltaType.BOOKMARK) for d in deltas
+        ):
             # Entries are applied in order by this one thread: once the first
             # relist is applied, so is everything queued before it.
             self._synced_event.set()

@@ -329,6 +329,30 @@ def test_pop_blocks_until_an_item_arrives() -> None:
     assert types(got[0]) == [DeltaType.ADDED]
 
 
+def test_a_burst_of_adds_wakes_every_blocked_consumer() -> None:
+    # Producers notify only while a consumer waits: a burst must still wake
+    # each of several blocked consumers (no lost wake-up).
+    fifo = RealFIFO()
+    got: list[str] = []
+    got_lock = threading.Lock()
+
+    def consume() -> None:
+        deltas = fifo.pop(lambda _d, _i: None)
+        with got_lock:
+            got.append(deltas[0].object["metadata"]["name"])
+
+    threads = [threading.Thread(target=consume, name=f"test-pop-{i}") for i in range(4)]
+    for t in threads:
+        t.start()
+    for name in "abcd":
+        fifo.add(pod(name))
+    for t in threads:
+        t.join(WAIT)
+        assert not t.is_alive()
+    assert sorted(got) == ["a", "b", "c", "d"]
+    assert len(fifo) == 0
+
+
 def test_resync_skips_keys_with_pending_entries() -> None:
     cache = DictCache()
     a, b = pod("a", 1), pod("b", 1)
