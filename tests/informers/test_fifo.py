@@ -353,6 +353,27 @@ def test_a_burst_of_adds_wakes_every_blocked_consumer() -> None:
     assert len(fifo) == 0
 
 
+def test_pop_batch_processes_in_order_and_stops_when_empty() -> None:
+    fifo = RealFIFO()
+    for name in "abc":
+        fifo.add(pod(name))
+    seen: list[str] = []
+    process = lambda deltas, _i: seen.append(deltas[0].object["metadata"]["name"])  # noqa: E731
+    assert fifo.pop_batch(process, 2) == 2
+    assert seen == ["a", "b"]
+    assert len(fifo) == 1
+    assert fifo.pop_batch(process, 64) == 1
+    assert seen == ["a", "b", "c"]
+    fifo.close()
+    with pytest.raises(FIFOClosedError):
+        fifo.pop_batch(process)
+
+
+def test_pop_batch_rejects_a_non_positive_maximum() -> None:
+    with pytest.raises(ValueError, match="max_entries"):
+        RealFIFO().pop_batch(lambda _d, _i: None, 0)
+
+
 def test_resync_skips_keys_with_pending_entries() -> None:
     cache = DictCache()
     a, b = pod("a", 1), pod("b", 1)
