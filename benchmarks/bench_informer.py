@@ -14,6 +14,7 @@ Run under pytest (``python -m pytest benchmarks/bench_informer.py
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -45,6 +46,17 @@ except ImportError:  # an older kubernetes client without the informer module
 logging.getLogger("kubernetes.informer").setLevel(logging.CRITICAL)
 
 
+def _settle_gc() -> None:
+    """Collect now, untimed, so that every contender starts its timed region
+    with the same collector state. CPython schedules a full collection when
+    the objects that survived since the last one exceed a quarter of those
+    it kept: without this, a contender measured after a large sync inherits
+    a high threshold and grows its cache with no full collection at all,
+    while one measured in a fresh state pays several (40-60% of the delivery
+    time of a growing cache) -- results then depend on the order of runs."""
+    gc.collect()
+
+
 class Counter:
     def __init__(self, target: int) -> None:
         self.target = target
@@ -67,6 +79,7 @@ def sync_ours(server: Any, n: int) -> float:
     counter = Counter(n)
     inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods")
     reg = inf.add_event_handler(ResourceEventHandlerFuncs(add_func=counter.hit))
+    _settle_gc()
     started = time.perf_counter()
     inf.start()
     assert reg.wait_synced(600)
@@ -89,6 +102,7 @@ def sync_official(server: Any, n: int) -> float:
     api = kubernetes.client.CoreV1Api(client)
     inf = SharedInformer(api.list_pod_for_all_namespaces)
     inf.add_event_handler(ADDED, counter.hit)
+    _settle_gc()
     started = time.perf_counter()
     inf.start()
     assert counter.done.wait(1800)
@@ -104,6 +118,7 @@ def sync_official(server: Any, n: int) -> float:
 
 def sync_floor(server: Any, n: int) -> float:
     http = urllib3.PoolManager()
+    _settle_gc()
     started = time.perf_counter()
     response = http.request("GET", f"{server.url}/api/v1/pods?resourceVersion=0&limit=500")
     body = json.loads(response.data)
@@ -144,6 +159,7 @@ def events_ours(server: Any, n: int) -> float:
     assert inf.wait_idle(60)
     counter.target = counter.count + n
     counter.done.clear()
+    _settle_gc()
     started = _backlog(server, "bench-ours", n)
     assert counter.done.wait(600)
     elapsed = time.perf_counter() - started
@@ -164,6 +180,7 @@ def events_official(server: Any, n: int) -> float:
     while counter.count < existing and time.monotonic() < deadline:
         counter.done.wait(0.01)
     time.sleep(0.5)  # let its watch open (it has no idle point to wait on)
+    _settle_gc()
     started = _backlog(server, "bench-official", n)
     assert counter.done.wait(1800)
     elapsed = time.perf_counter() - started
@@ -186,6 +203,7 @@ def events_floor(server: Any, n: int) -> float:
         preload_content=False,
     )
     time.sleep(0.2)  # let the watch register
+    _settle_gc()
     started = _backlog(server, "bench-floor", n)
     seen, pending = 0, b""
     for chunk in response.stream(65536):
