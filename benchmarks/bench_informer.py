@@ -14,6 +14,7 @@ Run under pytest (``python -m pytest benchmarks/bench_informer.py
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -45,6 +46,17 @@ except ImportError:  # an older kubernetes client without the informer module
 logging.getLogger("kubernetes.informer").setLevel(logging.CRITICAL)
 
 
+def _settle_gc() -> None:
+    """Collect now, untimed, so that every contender starts its timed region
+    with the same collector state. CPython schedules a full collection when
+    the objects that survived since the last one exceed a quarter of those
+    it kept: without this, a contender measured after a large sync inherits
+    a high threshold and grows its cache with no full collection at all,
+    while one measured in a fresh state pays several (40-60% of the delivery
+    time of a growing cache) -- results then depend on the order of runs."""
+    gc.collect()
+
+
 class Counter:
     def __init__(self, target: int) -> None:
         self.target = target
@@ -67,6 +79,7 @@ def sync_ours(server: Any, n: int) -> float:
     counter = Counter(n)
     inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods")
     reg = inf.add_event_handler(ResourceEventHandlerFuncs(add_func=counter.hit))
+    _settle_gc()
     started = time.perf_counter()
     inf.start()
     assert reg.wait_synced(600)
@@ -89,6 +102,7 @@ def sync_official(server: Any, n: int) -> float:
     api = kubernetes.client.CoreV1Api(client)
     inf = SharedInformer(api.list_pod_for_all_namespaces)
     inf.add_event_handler(ADDED, counter.hit)
+    _settle_gc()
     started = time.perf_counter()
     inf.start()
     assert counter.done.wait(1800)
@@ -104,6 +118,7 @@ def sync_official(server: Any, n: int) -> float:
 
 def sync_floor(server: Any, n: int) -> float:
     http = urllib3.PoolManager()
+    _settle_gc()
     started = time.perf_counter()
     response = http.request("GET", f"{server.url}/api/v1/pods?resourceVersion=0&limit=500")
     body = json.loads(response.data)
@@ -116,17 +131,23 @@ def sync_floor(server: Any, n: int) -> float:
 # --------------------------------------------------------------------------- events
 
 
-def _backlog(server: Any, prefix: str, n: int) -> float:
-    """Write ``n`` pods (in ``default``) while every watch is stalled, then
-    release the watches; returns the release time. What follows measures
-    consumption alone (the writes are not timed)."""
-    return float(server.backlog(prefix, n))
+def _backlog(server: Any, namespace: str, n: int) -> float:
+    """Write ``n`` pods in ``namespace`` while every watch is stalled, their
+    JSON encoded in advance, then release the watches; returns the release
+    time. What follows measures consumption alone (neither the writes nor the
+    emulator's encoding are timed).
+
+    Each contender gets a namespace of its own, empty when it starts: every
+    client then caches the same number of objects, whatever the order of the
+    runs (a larger cache makes every full garbage collection, hence every
+    event, dearer)."""
+    return float(server.backlog(namespace, n))
 
 
 def events_ours(server: Any, n: int) -> float:
     client = server.api_client()
     counter = Counter(n)
-    lw = HTTPListerWatcher(client, PODS, "default")
+    lw = HTTPListerWatcher(client, PODS, "bench-ours")
     inf = SharedIndexInformer(lw, name="pods")
     inf.add_event_handler(ResourceEventHandlerFuncs(add_func=counter.hit))
     inf.start()
@@ -138,7 +159,8 @@ def events_ours(server: Any, n: int) -> float:
     assert inf.wait_idle(60)
     counter.target = counter.count + n
     counter.done.clear()
-    started = _backlog(server, f"ours-{time.monotonic_ns()}", n)
+    _settle_gc()
+    started = _backlog(server, "bench-ours", n)
     assert counter.done.wait(600)
     elapsed = time.perf_counter() - started
     inf.stop()
@@ -149,22 +171,23 @@ def events_ours(server: Any, n: int) -> float:
 def events_official(server: Any, n: int) -> float:
     client = server.api_client()
     api = kubernetes.client.CoreV1Api(client)
-    existing = server.count_default()
+    existing = server.count("bench-official")
     counter = Counter(existing + n)
-    inf = SharedInformer(api.list_namespaced_pod, namespace="default")
+    inf = SharedInformer(api.list_namespaced_pod, namespace="bench-official")
     inf.add_event_handler(ADDED, counter.hit)
     inf.start()
     deadline = time.monotonic() + 60
     while counter.count < existing and time.monotonic() < deadline:
         counter.done.wait(0.01)
     time.sleep(0.5)  # let its watch open (it has no idle point to wait on)
-    started = _backlog(server, f"official-{time.monotonic_ns()}", n)
+    _settle_gc()
+    started = _backlog(server, "bench-official", n)
     assert counter.done.wait(1800)
     elapsed = time.perf_counter() - started
     stopper = threading.Thread(target=inf.stop, name="bench-official-stop")
     stopper.start()
     while stopper.is_alive():
-        _wake(server, PODS)
+        server.wake("bench-official")
         stopper.join(0.2)
     client.close()
     return elapsed
@@ -175,12 +198,13 @@ def events_floor(server: Any, n: int) -> float:
     rv = server.resource_version
     response = http.request(
         "GET",
-        f"{server.url}/api/v1/namespaces/default/pods"
+        f"{server.url}/api/v1/namespaces/bench-floor/pods"
         f"?watch=1&resourceVersion={rv}&timeoutSeconds=600",
         preload_content=False,
     )
     time.sleep(0.2)  # let the watch register
-    started = _backlog(server, f"floor-{time.monotonic_ns()}", n)
+    _settle_gc()
+    started = _backlog(server, "bench-floor", n)
     seen, pending = 0, b""
     for chunk in response.stream(65536):
         pending += chunk
@@ -211,6 +235,8 @@ class RemoteServer:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            # The child imports ``informers`` from this tree, as the parent does.
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         )
         self.url = self._ask("url")
 
@@ -233,14 +259,14 @@ class RemoteServer:
     def resource_version(self) -> int:
         return int(self._ask("rv"))
 
-    def count_default(self) -> int:
-        return int(self._ask("count"))
+    def count(self, namespace: str) -> int:
+        return int(self._ask("count", namespace))
 
-    def wake(self) -> None:
-        self._ask("wake")
+    def wake(self, namespace: str = "default") -> None:
+        self._ask("wake", namespace)
 
-    def backlog(self, prefix: str, n: int) -> float:
-        self._ask("stall", prefix, n)
+    def backlog(self, namespace: str, n: int) -> float:
+        self._ask("stall", namespace, n)
         started = time.perf_counter()
         self._ask("release")
         return started
@@ -248,6 +274,9 @@ class RemoteServer:
     def close(self) -> None:
         self._ask("quit")
         self._proc.wait(60)
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            if pipe is not None:
+                pipe.close()
 
     def __enter__(self) -> RemoteServer:
         return self
@@ -259,6 +288,7 @@ class RemoteServer:
 def serve(watch_buffer_size: int) -> None:
     with ApiServer(watch_buffer_size=watch_buffer_size) as server:
         storage = server._storage  # the benchmark's writes skip the defensive copies
+        namespaces = {"default"}
         for line in sys.stdin:
             command, *args = line.split()
             answer = "ok"
@@ -269,18 +299,23 @@ def serve(watch_buffer_size: int) -> None:
             elif command == "rv":
                 answer = str(server.resource_version)
             elif command == "count":
-                answer = str(len(server.list_objects(PODS, "default")))
+                answer = str(len(server.list_objects(PODS, args[0])))
             elif command == "wake":
                 name = f"wake-{time.monotonic_ns()}"
-                server.create(
-                    PODS, {"metadata": {"name": name, "namespace": "default"}, "spec": {}}
-                )
+                server.create(PODS, {"metadata": {"name": name, "namespace": args[0]}, "spec": {}})
             elif command == "stall":
+                if args[0] not in namespaces:
+                    server.create("namespaces", {"metadata": {"name": args[0]}})
+                    namespaces.add(args[0])
                 server.stall_watches(3600)
                 for i in range(int(args[1])):
                     pod = make_pod(i)
-                    meta = {**pod["metadata"], "name": f"{args[0]}-{i}", "namespace": "default"}
-                    storage.create(PODS, {**pod, "metadata": meta})
+                    name = f"{args[0]}-{time.monotonic_ns()}-{i}"
+                    meta = {**pod["metadata"], "name": name, "namespace": args[0]}
+                    # Encode the event's JSON now: the emulator would otherwise
+                    # serialise the whole backlog after the release, inside the
+                    # timed region, before the first byte reaches any client.
+                    _ = storage.create(PODS, {**pod, "metadata": meta}).full_json
             elif command == "release":
                 server.stall_watches(0)
             print(answer, flush=True)

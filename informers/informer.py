@@ -52,6 +52,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: Queue entries the informer loop processes per lock round trip.
+_BATCH = 64
+
 
 @runtime_checkable
 class ResourceEventHandler(Protocol):
@@ -609,13 +612,15 @@ class SharedIndexInformer:
 
     def _loop(self, fifo: RealFIFO) -> None:
         while True:
+            # Several entries per wake-up, each processed exactly as one pop().
             try:
-                fifo.pop(self._process)
+                done = fifo.pop_batch(self._process, _BATCH)
             except FIFOClosedError:
                 return
             except Exception:
                 log.exception("%s: applying a queue entry failed; a relist will repair", self.name)
-            self._processed += 1  # only this thread writes it
+                done = 1
+            self._processed += done  # only this thread writes it
             if self._idle_waiters:
                 with self._cond:
                     self._cond.notify_all()
@@ -648,8 +653,9 @@ class SharedIndexInformer:
         else:
             for delta in deltas:
                 self._apply_one(delta, is_in_initial_list, regs, syncing)
-        is_relist = any(d.type in (DeltaType.REPLACED, DeltaType.BOOKMARK) for d in deltas)
-        if is_relist and not self._synced_event.is_set():
+        if not self._synced_event.is_set() and any(
+            d.type in (DeltaType.REPLACED, DeltaType.BOOKMARK) for d in deltas
+        ):
             # Entries are applied in order by this one thread: once the first
             # relist is applied, so is everything queued before it.
             self._synced_event.set()

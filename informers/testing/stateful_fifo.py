@@ -2,7 +2,8 @@
 semantics (needs hypothesis, i.e. the ``test`` extra).
 
 It drives a queue with random ``add``/``update``/``delete``/``replace``/
-``resync``/``bookmark`` calls and pops (some of whose ``process`` raise), and
+``resync``/``bookmark`` calls and pops, single or batched (some of whose
+``process`` raise), and
 checks it against a plain list model of the expected entries, after every step:
 
 * every popped entry equals the model's next entry (deltas, order, tombstones,
@@ -240,6 +241,39 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
             raise AssertionError("pop() swallowed the error raised by process")
         expected = self._consume_expected(applied=False)
         assert seen == [expected.deltas]
+
+    @precondition(lambda self: self.model)
+    @rule(max_entries=st.integers(1, 4), fail_at=st.none() | st.integers(0, 3))
+    def pop_batch(self, max_entries: int, fail_at: int | None) -> None:
+        """:meth:`~informers.fifo.RealFIFO.pop_batch` handles each entry as
+        :meth:`pop` would, stops at ``max_entries`` or an empty queue, and
+        after a failing ``process`` leaves the following entries queued."""
+        available = len(self.model)
+        calls = 0
+
+        def process(deltas: list[Delta], is_in_initial_list: bool) -> None:
+            nonlocal calls
+            index, calls = calls, calls + 1
+            initial = not self._synced()
+            expected = self._consume_expected(applied=index != fail_at)
+            assert deltas == expected.deltas
+            assert is_in_initial_list == initial
+            self.cache.apply(deltas)
+            if index == fail_at:
+                raise ProcessFailedError
+
+        expected_calls = min(max_entries, available)
+        if fail_at is not None and fail_at < expected_calls:
+            try:
+                self.fifo.pop_batch(process, max_entries)
+            except ProcessFailedError:
+                pass
+            else:  # pragma: no cover - a failure of the queue under test
+                raise AssertionError("pop_batch() swallowed the error raised by process")
+            assert calls == fail_at + 1
+        else:
+            assert self.fifo.pop_batch(process, max_entries) == expected_calls
+            assert calls == expected_calls
 
     # -- invariants
 

@@ -329,6 +329,51 @@ def test_pop_blocks_until_an_item_arrives() -> None:
     assert types(got[0]) == [DeltaType.ADDED]
 
 
+def test_a_burst_of_adds_wakes_every_blocked_consumer() -> None:
+    # Producers notify only while a consumer waits: a burst must still wake
+    # each of several blocked consumers (no lost wake-up).
+    fifo = RealFIFO()
+    got: list[str] = []
+    got_lock = threading.Lock()
+
+    def consume() -> None:
+        deltas = fifo.pop(lambda _d, _i: None)
+        with got_lock:
+            got.append(deltas[0].object["metadata"]["name"])
+
+    threads = [threading.Thread(target=consume, name=f"test-pop-{i}") for i in range(4)]
+    for t in threads:
+        t.start()
+    for name in "abcd":
+        fifo.add(pod(name))
+    for t in threads:
+        t.join(WAIT)
+        assert not t.is_alive()
+    assert sorted(got) == ["a", "b", "c", "d"]
+    assert len(fifo) == 0
+
+
+def test_pop_batch_processes_in_order_and_stops_when_empty() -> None:
+    fifo = RealFIFO()
+    for name in "abc":
+        fifo.add(pod(name))
+    seen: list[str] = []
+    process = lambda deltas, _i: seen.append(deltas[0].object["metadata"]["name"])  # noqa: E731
+    assert fifo.pop_batch(process, 2) == 2
+    assert seen == ["a", "b"]
+    assert len(fifo) == 1
+    assert fifo.pop_batch(process, 64) == 1
+    assert seen == ["a", "b", "c"]
+    fifo.close()
+    with pytest.raises(FIFOClosedError):
+        fifo.pop_batch(process)
+
+
+def test_pop_batch_rejects_a_non_positive_maximum() -> None:
+    with pytest.raises(ValueError, match="max_entries"):
+        RealFIFO().pop_batch(lambda _d, _i: None, 0)
+
+
 def test_resync_skips_keys_with_pending_entries() -> None:
     cache = DictCache()
     a, b = pod("a", 1), pod("b", 1)

@@ -139,6 +139,28 @@ def test_watch_reads_lines_across_chunks(server: tuple[Script, Any]) -> None:
     assert query["timeoutSeconds"] == ["5"]
 
 
+def test_watch_reads_one_line_per_chunk_and_mixed_chunks(server: tuple[Script, Any]) -> None:
+    # One event per chunk (the fast path), blank lines skipped, then chunks
+    # holding several lines or part of one (the buffered path), in any order.
+    script, client = server
+    ev = [j({"type": "ADDED", "object": {"metadata": {"name": n}}}) for n in "abcdef"]
+    chunks = [
+        ev[0] + b"\n",
+        b"\n",
+        b" \r\n",
+        ev[1] + b"\r\n",
+        ev[2] + b"\n" + ev[3][:7],
+        ev[3][7:] + b"\n",
+        ev[4] + b"\n",
+        ev[5],
+    ]
+    script.responses["/api/v1/pods?watch"] = (200, {}, chunks)
+    script.hold.set()
+    stream = HTTPListerWatcher(client, PODS).watch(ListOptions(timeout_seconds=5))
+    names = [e["object"]["metadata"]["name"] for e in stream]
+    assert names == list("abcdef")
+
+
 def test_watch_stop_from_another_thread_ends_iteration(server: tuple[Script, Any]) -> None:
     script, client = server
     e1 = j({"type": "ADDED", "object": {"metadata": {"name": "a"}}}) + b"\n"
