@@ -618,7 +618,12 @@ class SharedIndexInformer:
             except FIFOClosedError:
                 return
             except Exception:
-                log.exception("%s: applying a queue entry failed; a relist will repair", self.name)
+                # An index function that raises, say: the store is left as it
+                # was (all or nothing), so the cache misses this change until
+                # the object's next event or the next relist applies cleanly.
+                log.exception(
+                    "%s: applying a queue entry failed; the cache misses that change", self.name
+                )
                 done = 1
             self._processed += done  # only this thread writes it
             if self._idle_waiters:
