@@ -562,9 +562,8 @@ class SharedIndexInformer:
         """Stop every thread and join them (each join waits up to ``timeout``
         seconds). A list or watch request in flight is aborted when the
         lister-watcher supports it (:meth:`HTTPListerWatcher.abortable
-        <informers.listwatch.HTTPListerWatcher.abortable>`); only a TCP
-        connect in progress may hold the reflector up to its connect timeout.
-        Idempotent."""
+        <informers.listwatch.HTTPListerWatcher.abortable>`), so the
+        reflector thread ends at once. Idempotent."""
         with self._lock:
             if self._stopped:
                 return

@@ -20,7 +20,7 @@ classifies them.
 
 Aborting: a :class:`RequestAborter` bound with
 :meth:`HTTPListerWatcher.abortable` aborts, from any thread, the requests in
-flight (a list reading its body, a watch waiting for its response headers) by
+flight (connecting, waiting for response headers, reading a list body) by
 shutting their sockets down; they raise :class:`ConnectionAbortedError`. The
 reflector binds one per run and aborts it when it is stopped.
 """
@@ -38,6 +38,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 import urllib3
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util.connection import allowed_gai_family
 from urllib3.util.retry import Retry
 from urllib3.util.url import parse_url
 
@@ -239,10 +241,9 @@ class RequestAborter:
     :meth:`abort` shuts down the socket of every request in flight (a list
     reading its body, a watch waiting for its headers or reading its stream)
     and is sticky: a request that starts, or finishes connecting, afterwards
-    fails at once. Aborted requests raise :class:`ConnectionAbortedError` (or
-    end, for an open watch stream). A TCP connect that is still in progress
-    is not interrupted: it fails by its connect timeout (one attempt) or
-    is aborted as soon as it completes.
+    fails at once; a TCP connect in progress is interrupted too. Aborted
+    requests raise :class:`ConnectionAbortedError` (or end, for an open watch
+    stream). Only a DNS lookup in progress is not interrupted.
 
     Thread-safe; :meth:`abort` never blocks on the network.
     """
@@ -288,7 +289,7 @@ class RequestAborter:
 
 
 def _shutdown(conn: Any) -> None:
-    sock = getattr(conn, "sock", None)
+    sock = conn if isinstance(conn, socket.socket) else getattr(conn, "sock", None)
     if sock is None:
         return
     try:
@@ -368,7 +369,11 @@ def _send_abortable(
         plain_connect()
         aborter._check_connected(conn)
 
+    def new_conn() -> socket.socket:
+        return _connect(conn, aborter)
+
     conn.connect = connect  # only for this request: removed below
+    conn._new_conn = new_conn
     try:
         response = pool._make_request(
             conn,
@@ -381,15 +386,53 @@ def _send_abortable(
             preload_content=False,
         )
     except BaseException as exc:
-        del conn.connect
+        del conn.connect, conn._new_conn
         aborter._untrack(conn)
         conn.close()
         pool._put_conn(None)  # the slot, for a fresh connection later
         if aborter.aborted and not isinstance(exc, ConnectionAbortedError):
             raise ConnectionAbortedError("the request was aborted") from exc
         raise
-    del conn.connect
+    del conn.connect, conn._new_conn
     return response, conn
+
+
+def _connect(conn: Any, aborter: RequestAborter) -> socket.socket:
+    """The connected socket of ``conn`` (as urllib3's ``_new_conn``), tracked
+    by ``aborter`` while it connects so that an abort interrupts the connect."""
+    host = str(conn._dns_host).strip("[]")
+    try:
+        addresses = socket.getaddrinfo(host, conn.port, allowed_gai_family(), socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise NameResolutionError(conn.host, conn, exc) from exc
+    error: OSError = OSError(f"no address for {host}")
+    for family, kind, proto, _name, address in addresses:
+        sock = socket.socket(family, kind, proto)
+        try:
+            for option in conn.socket_options or ():
+                sock.setsockopt(*option)
+            sock.settimeout(conn.timeout)
+            if conn.source_address:
+                sock.bind(conn.source_address)
+            aborter._track(sock)
+            try:
+                sock.connect(address)
+            finally:
+                aborter._untrack(sock)
+            aborter._check_connected(sock)
+        except ConnectionAbortedError:
+            sock.close()
+            raise
+        except TimeoutError as exc:
+            sock.close()
+            msg = f"Connection to {conn.host} timed out. (connect timeout={conn.timeout})"
+            raise ConnectTimeoutError(conn, msg) from exc
+        except OSError as exc:
+            sock.close()
+            error = exc
+            continue
+        return sock
+    raise NewConnectionError(conn, f"Failed to establish a new connection: {error}") from error
 
 
 def _can_abort(api_client: Any) -> bool:
@@ -523,8 +566,8 @@ class HTTPListerWatcher:
         (returned to it afterwards) and makes one attempt, with
         no urllib3 retries: a caller that retries itself (the reflector) is
         not held by repeated connect timeouts. Through a proxy, the copy's
-        requests cannot be aborted before their response arrives (an open
-        watch stream still can).
+        requests are plain ones that cannot be aborted before their response
+        arrives (an open watch stream still can be stopped).
         """
         view = copy.copy(self)
         view._aborter = aborter

@@ -836,8 +836,8 @@ class Reflector:
     ``stop`` event passed to :meth:`run`; an open watch is interrupted at once.
     When the lister-watcher offers ``abortable(aborter)`` (as
     :class:`~informers.listwatch.HTTPListerWatcher` does), a list or a watch
-    request in flight is aborted too (only a TCP connect in progress runs to
-    its connect timeout); otherwise such a request finishes first.
+    request in flight is aborted too (connecting, waiting for headers or
+    reading a list); otherwise such a request finishes first.
     """
 
     def __init__(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -273,3 +274,56 @@ def test_aborter_shuts_down_exactly_the_connections_in_flight(ops: list[tuple[st
     for conn in shut:
         assert conn.sock is not None
         assert conn.sock.shutdowns >= 1
+
+
+class _SignallingAborter(RequestAborter):
+    """Sets ``connecting`` once a socket is tracked (its connect is next)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.connecting = threading.Event()
+
+    def _track(self, conn: Any) -> None:
+        super()._track(conn)
+        if isinstance(conn, socket.socket):
+            self.connecting.set()
+
+
+@pytest.fixture
+def unresponsive_port() -> Iterator[int]:
+    """A port whose accept queue is full: a new connect hangs (SYNs dropped)."""
+    listener = socket.socket()
+    fillers: list[socket.socket] = []
+    try:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        for _ in range(8):
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+            fillers.append(filler)
+        yield port
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()
+
+
+def test_abort_interrupts_a_connect_in_progress(unresponsive_port: int) -> None:
+    config = k8s.Configuration(host=f"http://127.0.0.1:{unresponsive_port}")
+    api_client = k8s.ApiClient(config)
+    try:
+        aborter = _SignallingAborter()
+        lw = HTTPListerWatcher(api_client, PODS).abortable(aborter)
+        thread, raised = _call_in_thread(lambda: lw.list(ListOptions()))
+        assert aborter.connecting.wait(10)
+        started = time.monotonic()
+        aborter.abort()
+        thread.join(STOP_BOUND)
+        assert not thread.is_alive()
+        assert time.monotonic() - started < STOP_BOUND
+        assert len(raised) == 1, raised
+        assert isinstance(raised[0], ConnectionAbortedError), raised
+    finally:
+        api_client.close()
