@@ -39,7 +39,13 @@ from informers.informer import (
     SharedIndexInformer,
 )
 from informers.listers import Lister, NamespaceLister
-from informers.listwatch import HTTPListerWatcher, ListerWatcher, ListOptions, discover_resource
+from informers.listwatch import (
+    HTTPListerWatcher,
+    ListerWatcher,
+    ListOptions,
+    RequestAborter,  # aborting requests in flight (stop-abort branch)
+    discover_resource,
+)
 
 # --- raw objects: keys, index functions, accessors (informers.objects) ---
 from informers.objects import (
@@ -135,4 +141,6 @@ __all__ = [
     "SharedInformerFactory",
     "discover_resource",
     "wait_for_cache_sync",
+    # aborting requests in flight
+    "RequestAborter",
 ]

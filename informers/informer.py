@@ -559,7 +559,11 @@ class SharedIndexInformer:
             self.stop()
 
     def stop(self, timeout: float | None = 10.0) -> None:
-        """Stop every thread and join them. Idempotent."""
+        """Stop every thread and join them (each join waits up to ``timeout``
+        seconds). A list or watch request in flight is aborted when the
+        lister-watcher supports it (:meth:`HTTPListerWatcher.abortable
+        <informers.listwatch.HTTPListerWatcher.abortable>`), so the
+        reflector thread ends at once. Idempotent."""
         with self._lock:
             if self._stopped:
                 return

@@ -17,12 +17,20 @@ JSON raises :class:`~informers.errors.WatchDecodeError` from the iterator.
 Transport failures (connection refused, reset, read timeout) propagate as the
 ``urllib3`` / ``OSError`` exceptions they are; :func:`is_connection_refused`
 classifies them.
+
+Aborting: a :class:`RequestAborter` bound with
+:meth:`HTTPListerWatcher.abortable` aborts, from any thread, the requests in
+flight (connecting, waiting for response headers, reading a list body) by
+shutting their sockets down; they raise :class:`ConnectionAbortedError`. The
+reflector binds one per run and aborts it when it is stopped.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
+import socket
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
@@ -30,7 +38,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 import urllib3
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util.connection import allowed_gai_family
 from urllib3.util.retry import Retry
+from urllib3.util.url import parse_url
 
 from informers.errors import (
     ApiError,
@@ -45,6 +56,7 @@ __all__ = [
     "HTTPListerWatcher",
     "ListOptions",
     "ListerWatcher",
+    "RequestAborter",
     "WatchStream",
     "discover_resource",
     "error_from_status",
@@ -126,6 +138,11 @@ class ListerWatcher(Protocol):
     ``watch`` opens a stream. Both raise :class:`~informers.errors.ApiError`
     for error responses. Implementations must be safe to call from the
     reflector's thread while ``WatchStream.stop`` is called from another.
+
+    Optional (not part of the protocol): ``abortable(aborter)``, returning a
+    lister-watcher whose requests a :class:`RequestAborter` aborts, as
+    :meth:`HTTPListerWatcher.abortable`. A reflector uses it when present, so
+    that stopping it does not wait for a list or watch request in flight.
     """
 
     def list(self, options: ListOptions) -> dict[str, Any]: ...
@@ -214,6 +231,73 @@ def is_connection_refused(exc: BaseException) -> bool:
     return False
 
 
+# --------------------------------------------------------------------------- aborting
+
+
+class RequestAborter:
+    """Aborts the in-flight HTTP requests of the lister-watchers bound to it
+    (:meth:`HTTPListerWatcher.abortable`).
+
+    :meth:`abort` shuts down the socket of every request in flight (a list
+    reading its body, a watch waiting for its headers or reading its stream)
+    and is sticky: a request that starts, or finishes connecting, afterwards
+    fails at once; a TCP connect in progress is interrupted too. Aborted
+    requests raise :class:`ConnectionAbortedError` (or end, for an open watch
+    stream). Only a DNS lookup in progress is not interrupted.
+
+    Thread-safe; :meth:`abort` never blocks on the network.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._aborted = False  # guarded by _lock
+        self._conns: set[Any] = set()  # guarded by _lock: connections in flight
+
+    @property
+    def aborted(self) -> bool:
+        """Whether :meth:`abort` was called."""
+        with self._lock:
+            return self._aborted
+
+    def abort(self) -> None:
+        """Abort every request in flight and every later one. Idempotent."""
+        with self._lock:
+            self._aborted = True
+            conns = list(self._conns)
+        for conn in conns:
+            _shutdown(conn)
+
+    def _track(self, conn: Any) -> None:
+        with self._lock:
+            if not self._aborted:
+                self._conns.add(conn)
+                return
+        raise ConnectionAbortedError("the request was aborted")
+
+    def _untrack(self, conn: Any) -> None:
+        with self._lock:
+            self._conns.discard(conn)
+
+    def _check_connected(self, conn: Any) -> None:
+        # Called once the connection's socket exists: an abort() that ran
+        # while it was connecting found no socket to shut down.
+        with self._lock:
+            aborted = self._aborted
+        if aborted:
+            _shutdown(conn)
+            raise ConnectionAbortedError("the request was aborted")
+
+
+def _shutdown(conn: Any) -> None:
+    sock = conn if isinstance(conn, socket.socket) else getattr(conn, "sock", None)
+    if sock is None:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)  # unblocks a recv() in another thread
+    except OSError:  # not connected (any more)
+        log.debug("shutdown of an aborted request failed", exc_info=True)
+
+
 # --------------------------------------------------------------------------- HTTP
 
 
@@ -230,6 +314,10 @@ def _retries(configured: Any) -> Any:
     if isinstance(configured, Retry):
         return configured.new(status=0, status_forcelist=(), respect_retry_after_header=False)
     return configured
+
+
+def _nothing() -> None:
+    pass
 
 
 def _send(api_client: Any, path: str, read_timeout: float) -> Any:
@@ -251,12 +339,123 @@ def _send(api_client: Any, path: str, read_timeout: float) -> Any:
     )
 
 
+def _send_abortable(
+    api_client: Any, path: str, read_timeout: float, aborter: RequestAborter
+) -> tuple[Any, Any]:
+    """GET ``path`` on a pooled connection tracked by ``aborter``, one attempt
+    (the reflector retries itself); the raw response (body not read) and its
+    connection, which the caller untracks once done with the response."""
+    method, url, headers, _body, _post = api_client.param_serialize(
+        "GET",
+        path,
+        header_params={"Accept": "application/json"},
+        auth_settings=["BearerToken"],
+    )
+    pool_manager = api_client.rest_client.pool_manager
+    pool = pool_manager.connection_from_url(url)
+    timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT, read=read_timeout)
+    # A slot of the pool (an idle keep-alive connection or a new one), as
+    # urlopen takes it; it goes back with the response's release_conn().
+    conn = pool._get_conn()
+    try:
+        aborter._track(conn)
+    except ConnectionAbortedError:
+        pool._put_conn(conn)
+        raise
+    conn.timeout = timeout.connect_timeout
+    plain_connect = conn.connect
+
+    def connect() -> None:
+        plain_connect()
+        aborter._check_connected(conn)
+
+    def new_conn() -> socket.socket:
+        return _connect(conn, aborter)
+
+    conn.connect = connect  # only for this request: removed below
+    conn._new_conn = new_conn
+    try:
+        response = pool._make_request(
+            conn,
+            method,
+            parse_url(url).request_uri,
+            headers=headers,
+            retries=Retry(False),
+            timeout=timeout,
+            response_conn=conn,
+            preload_content=False,
+        )
+    except BaseException as exc:
+        del conn.connect, conn._new_conn
+        aborter._untrack(conn)
+        conn.close()
+        pool._put_conn(None)  # the slot, for a fresh connection later
+        if aborter.aborted and not isinstance(exc, ConnectionAbortedError):
+            raise ConnectionAbortedError("the request was aborted") from exc
+        raise
+    del conn.connect, conn._new_conn
+    return response, conn
+
+
+def _connect(conn: Any, aborter: RequestAborter) -> socket.socket:
+    """The connected socket of ``conn`` (as urllib3's ``_new_conn``), tracked
+    by ``aborter`` while it connects so that an abort interrupts the connect."""
+    host = str(conn._dns_host).strip("[]")
+    try:
+        addresses = socket.getaddrinfo(host, conn.port, allowed_gai_family(), socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise NameResolutionError(conn.host, conn, exc) from exc
+    error: OSError = OSError(f"no address for {host}")
+    for family, kind, proto, _name, address in addresses:
+        sock = socket.socket(family, kind, proto)
+        try:
+            for option in conn.socket_options or ():
+                sock.setsockopt(*option)
+            sock.settimeout(conn.timeout)
+            if conn.source_address:
+                sock.bind(conn.source_address)
+            aborter._track(sock)
+            try:
+                sock.connect(address)
+            finally:
+                aborter._untrack(sock)
+            aborter._check_connected(sock)
+        except ConnectionAbortedError:
+            sock.close()
+            raise
+        except TimeoutError as exc:
+            sock.close()
+            msg = f"Connection to {conn.host} timed out. (connect timeout={conn.timeout})"
+            raise ConnectTimeoutError(conn, msg) from exc
+        except OSError as exc:
+            sock.close()
+            error = exc
+            continue
+        return sock
+    raise NewConnectionError(conn, f"Failed to establish a new connection: {error}") from error
+
+
+def _can_abort(api_client: Any) -> bool:
+    """Whether requests of this client may go through :func:`_send_abortable`
+    (a direct connection pool of urllib3 2; not through a proxy)."""
+    pool_manager = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
+    if pool_manager is None or getattr(pool_manager, "proxy", None) is not None:
+        return False
+    pool_cls = getattr(pool_manager, "pool_classes_by_scheme", {}).get("http")
+    return pool_cls is not None and all(
+        hasattr(pool_cls, name) for name in ("_get_conn", "_put_conn", "_make_request")
+    )
+
+
 class _HTTPWatchStream:
     """A watch over one urllib3 response, read line by line."""
 
-    def __init__(self, response: Any, description: str) -> None:
+    def __init__(
+        self, response: Any, description: str, done: Callable[[], None] | None = None
+    ) -> None:
         self._response = response
         self._description = description
+        self._done = done  # called as the response is closed
         self._lock = threading.Lock()
         self._stopped = False  # guarded by _lock
 
@@ -276,6 +475,8 @@ class _HTTPWatchStream:
         return self._stopped
 
     def _close(self) -> None:
+        if self._done is not None:
+            self._done()  # before the connection can serve another request
         try:
             # Close before releasing: a stream that ended early (a decode
             # error, a stop) may leave watch bytes unread on the socket, and
@@ -330,6 +531,10 @@ class HTTPListerWatcher:
     read timeout of a watch is its server timeout plus ``read_timeout_margin``
     seconds, so a stalled stream is abandoned.
 
+    Requests block the calling thread (connect timeout 30 s, read timeout up
+    to 300 s); :meth:`abortable` gives a view whose requests another thread
+    can abort.
+
     Thread-safe: one instance may serve several concurrent requests.
     """
 
@@ -352,6 +557,21 @@ class HTTPListerWatcher:
         self._field_selector = field_selector
         self._tweak = tweak_list_options
         self._path = resource.collection_path(namespace)
+        self._aborter: RequestAborter | None = None
+
+    def abortable(self, aborter: RequestAborter) -> HTTPListerWatcher:
+        """A copy of this lister-watcher whose requests ``aborter`` aborts.
+
+        Each request of the copy takes a connection from the client's pool
+        (returned to it afterwards) and makes one attempt, with
+        no urllib3 retries: a caller that retries itself (the reflector) is
+        not held by repeated connect timeouts. Through a proxy, the copy's
+        requests are plain ones that cannot be aborted before their response
+        arrives (an open watch stream still can be stopped).
+        """
+        view = copy.copy(self)
+        view._aborter = aborter
+        return view
 
     def __repr__(self) -> str:
         ns = f" in {self.namespace!r}" if self.namespace else ""
@@ -366,18 +586,46 @@ class HTTPListerWatcher:
             options = self._tweak(options)
         return options
 
-    def _request(self, query: list[tuple[str, str]], read_timeout: float) -> Any:
+    def _request(
+        self, query: list[tuple[str, str]], read_timeout: float
+    ) -> tuple[Any, Callable[[], None]]:
+        """The response (status 2xx, body not read) and the callable that
+        ends its tracking once the caller released it."""
         path = self._path
         if query:
             path += "?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
-        response = _send(self._client, path, read_timeout)
+        aborter = self._aborter
+        done: Callable[[], None] = _nothing
+        if aborter is not None and _can_abort(self._client):
+            response, conn = _send_abortable(self._client, path, read_timeout, aborter)
+
+            def done() -> None:
+                aborter._untrack(conn)
+
+        else:
+            response = _send(self._client, path, read_timeout)
         if not 200 <= response.status <= 299:
-            try:
-                data = response.data or b""
-            finally:
-                response.release_conn()
+            data = self._read(response, done)
             raise _error_from_response(response.status, response.headers, data)
-        return response
+        return response, done
+
+    def _read(self, response: Any, done: Callable[[], None]) -> bytes:
+        """The whole body; then ``done()`` and the connection goes back to the
+        pool (closed when the read failed, so no unread bytes can reach the
+        next request)."""
+        try:
+            data: bytes = response.data or b""
+        except BaseException as exc:
+            done()
+            response.close()
+            response.release_conn()
+            aborter = self._aborter
+            if aborter is not None and aborter.aborted and done is not _nothing:
+                raise ConnectionAbortedError("the request was aborted") from exc
+            raise
+        done()
+        response.release_conn()
+        return data
 
     def list(self, options: ListOptions) -> dict[str, Any]:
         """GET the collection (one page when ``options.limit`` is set)."""
@@ -387,11 +635,8 @@ class HTTPListerWatcher:
             if options.timeout_seconds
             else DEFAULT_READ_TIMEOUT
         )
-        response = self._request(options.query(), timeout)
-        try:
-            data = response.data
-        finally:
-            response.release_conn()
+        response, done = self._request(options.query(), timeout)
+        data = self._read(response, done)
         try:
             parsed = json.loads(data)
         except ValueError as exc:
@@ -411,8 +656,8 @@ class HTTPListerWatcher:
         timeout = (options.timeout_seconds or 0) + self._margin
         if not options.timeout_seconds:
             timeout = DEFAULT_READ_TIMEOUT
-        response = self._request(options.query(watch=True), timeout)
-        return _HTTPWatchStream(response, str(self.resource))
+        response, done = self._request(options.query(watch=True), timeout)
+        return _HTTPWatchStream(response, str(self.resource), done)
 
 
 # --------------------------------------------------------------------------- discovery

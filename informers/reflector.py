@@ -59,6 +59,7 @@ from informers.errors import (
 from informers.listwatch import (
     ListerWatcher,
     ListOptions,
+    RequestAborter,
     WatchStream,
     error_from_status,
     is_connection_refused,
@@ -832,8 +833,11 @@ class Reflector:
     whether to call ``store.resync()``. ``watch_error_handler(reflector,
     error)`` is called (outside any lock) for every reported error; it must
     not block for long. Read accessors are thread-safe. Stopping: set the
-    ``stop`` event passed to :meth:`run`; an open watch is interrupted at once,
-    a list request in flight finishes first.
+    ``stop`` event passed to :meth:`run`; an open watch is interrupted at once.
+    When the lister-watcher offers ``abortable(aborter)`` (as
+    :class:`~informers.listwatch.HTTPListerWatcher` does), a list or a watch
+    request in flight is aborted too (connecting, waiting for headers or
+    reading a list); otherwise such a request finishes first.
     """
 
     def __init__(
@@ -853,6 +857,10 @@ class Reflector:
         self.config = config or ReflectorConfig()
         self.name = name or f"reflector-{self.config.description}"
         self._lw = lister_watcher
+        # The lister-watcher of the current run (an abortable view of _lw when
+        # it offers one) and that run's aborter; written by run() only.
+        self._run_lw: ListerWatcher = lister_watcher
+        self._aborter: RequestAborter | None = None
         self._store = store
         self._clock = clock
         self._rng = rng or random.Random()
@@ -950,6 +958,7 @@ class Reflector:
                 raise RuntimeError(f"{self.name} is running already")
             self._running = True
             self._state = Idle(self._state.mem)
+        self._bind_aborter()
         stopper = threading.Thread(
             target=self._interrupt_on, args=(stop,), name=f"{self.name}-stop", daemon=True
         )
@@ -985,6 +994,17 @@ class Reflector:
                 self._running = False
                 self._cond.notify_all()
 
+    def _bind_aborter(self) -> None:
+        """Use an abortable view of the lister-watcher for this run, when it
+        offers one (an optional ``abortable(aborter)`` method: the
+        :class:`~informers.listwatch.ListerWatcher` protocol does not require it)."""
+        bind = getattr(self._lw, "abortable", None)
+        if not callable(bind):
+            self._run_lw, self._aborter = self._lw, None
+            return
+        aborter = RequestAborter()
+        self._run_lw, self._aborter = bind(aborter), aborter
+
     def _recover(self, stop: threading.Event) -> Input:
         self._close_stream()
         self._buffer = {}
@@ -998,6 +1018,9 @@ class Reflector:
         while not stop.wait(0.5) and not self._done.is_set():
             pass
         if stop.is_set():
+            aborter = self._aborter
+            if aborter is not None:
+                aborter.abort()  # a list or watch request in flight
             with self._cond:
                 stream = self._stream
             if stream is not None:
@@ -1090,7 +1113,7 @@ class Reflector:
                 log.info("%s: synced %d objects at rv %s", self.name, len(objects), rv)
                 self._store.replace(objects, rv)
             case RequestList(options):
-                return self._list(options)
+                return self._list(options, stop)
             case RequestWatch(options, deadline):
                 return self._open_watch(options, deadline, stop)
             case CloseWatch():
@@ -1121,10 +1144,13 @@ class Reflector:
             except Exception:
                 log.exception("%s: the watch error handler raised", self.name)
 
-    def _list(self, options: ListOptions) -> Input:
+    def _list(self, options: ListOptions, stop: threading.Event) -> Input:
         try:
-            return ListPage(self._lw.list(options))
+            return ListPage(self._run_lw.list(options))
         except Exception as exc:  # noqa: BLE001 - any failure is an input to step()
+            if stop.is_set():  # most likely our own abort: the stop, not a failure
+                log.debug("%s: list ended by the stop: %s", self.name, type(exc).__name__)
+                return StopRequested()
             return ListError(exc)
 
     def _open_watch(
@@ -1135,8 +1161,11 @@ class Reflector:
         options = replace(options, timeout_seconds=max(1, timeout))
         self._watch_started = self._clock.now()
         try:
-            stream = self._lw.watch(options)
+            stream = self._run_lw.watch(options)
         except Exception as exc:  # noqa: BLE001 - any failure is an input to step()
+            if stop.is_set():  # most likely our own abort: the stop, not a failure
+                log.debug("%s: watch ended by the stop: %s", self.name, type(exc).__name__)
+                return StopRequested()
             return WatchOpenError(exc)
         with self._cond:
             self._stream = stream

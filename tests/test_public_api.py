@@ -72,6 +72,8 @@ INFORMERS_ALL = {
     "SharedInformerFactory",
     "discover_resource",
     "wait_for_cache_sync",
+    # aborting requests in flight
+    "RequestAborter",
 }
 
 TRACKER_ALL = {

@@ -1,0 +1,329 @@
+"""Aborting list and watch requests in flight (RequestAborter), and stopping a
+reflector / informer whose request is blocked on a server that does not answer."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from kubernetes import client as k8s
+
+from informers.informer import SharedIndexInformer
+from informers.listwatch import HTTPListerWatcher, ListOptions, RequestAborter
+from informers.reflector import BackoffManager, Listing, ReflectorConfig, Watching
+from informers.resources import PODS
+from informers.testing import ApiServer
+
+#: How long a stop may take (generous for a loaded CI machine; the requests
+#: it aborts would otherwise block for 30 s or more).
+STOP_BOUND = 3.0
+
+EMPTY_LIST = json.dumps(
+    {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "5"}, "items": []}
+).encode()
+
+
+@dataclass
+class Behaviour:
+    """What the stub server does: ``list`` / ``watch`` each one of
+    ``"hang"`` (no headers), ``"stall"`` (headers and part of the body),
+    ``"empty"`` (a whole empty list)."""
+
+    list: str = "hang"
+    watch: str = "hang"
+    received: dict[str, threading.Event] = field(
+        default_factory=lambda: {"list": threading.Event(), "watch": threading.Event()}
+    )
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = False  # server_close() joins the handler threads
+    behaviour: Behaviour
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        behaviour = self.server.behaviour
+        kind = "watch" if "watch=true" in self.path else "list"
+        what = getattr(behaviour, kind)
+        try:
+            if what == "empty":
+                self._headers(len(EMPTY_LIST))
+                self.wfile.write(EMPTY_LIST)
+                behaviour.received[kind].set()
+                return
+            if what == "stall":
+                self._headers(len(EMPTY_LIST))
+                self.wfile.write(EMPTY_LIST[:10])
+                self.wfile.flush()
+            behaviour.received[kind].set()
+            behaviour.release.wait(60)
+        except OSError:  # the client went away
+            pass
+        self.close_connection = True
+
+    def _headers(self, length: int) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(length))
+        self.end_headers()
+
+
+@dataclass
+class Stub:
+    behaviour: Behaviour
+    api_client: Any
+
+
+@pytest.fixture
+def stub() -> Iterator[Stub]:
+    server = _Server(("127.0.0.1", 0), _Handler)
+    server.behaviour = Behaviour()
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="stub-apiserver"
+    )
+    thread.start()
+    config = k8s.Configuration(host=f"http://127.0.0.1:{server.server_address[1]}")
+    api_client = k8s.ApiClient(config)
+    try:
+        yield Stub(server.behaviour, api_client)
+    finally:
+        server.behaviour.release.set()
+        api_client.close()
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _call_in_thread(fn: Any) -> tuple[threading.Thread, list[BaseException]]:
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - recorded for the test
+            raised.append(exc)
+
+    thread = threading.Thread(target=run, name="blocked-request")
+    thread.start()
+    return thread, raised
+
+
+@pytest.mark.parametrize(
+    ("list_mode", "watch_mode", "request_kind"),
+    [("hang", "hang", "list"), ("stall", "hang", "list"), ("hang", "hang", "watch")],
+)
+def test_abort_unblocks_a_request_in_flight(
+    stub: Stub, list_mode: str, watch_mode: str, request_kind: str
+) -> None:
+    stub.behaviour.list, stub.behaviour.watch = list_mode, watch_mode
+    aborter = RequestAborter()
+    lw = HTTPListerWatcher(stub.api_client, PODS).abortable(aborter)
+    call = getattr(lw, request_kind)
+    thread, raised = _call_in_thread(lambda: call(ListOptions(timeout_seconds=60)))
+    assert stub.behaviour.received[request_kind].wait(10)
+    started = time.monotonic()
+    aborter.abort()
+    thread.join(STOP_BOUND)
+    assert not thread.is_alive()
+    assert time.monotonic() - started < STOP_BOUND
+    assert len(raised) == 1, raised
+    assert isinstance(raised[0], ConnectionAbortedError), raised
+
+
+def test_a_request_after_the_abort_fails_at_once(stub: Stub) -> None:
+    aborter = RequestAborter()
+    aborter.abort()
+    assert aborter.aborted
+    lw = HTTPListerWatcher(stub.api_client, PODS).abortable(aborter)
+    with pytest.raises(ConnectionAbortedError):
+        lw.list(ListOptions())
+    with pytest.raises(ConnectionAbortedError):
+        lw.watch(ListOptions())
+    assert not stub.behaviour.received["list"].is_set()
+
+
+def test_an_abortable_view_reuses_the_pool_and_leaves_the_original_alone(stub: Stub) -> None:
+    stub.behaviour.list = "empty"
+    plain = HTTPListerWatcher(stub.api_client, PODS)
+    aborter = RequestAborter()
+    view = plain.abortable(aborter)
+    for _ in range(3):
+        assert view.list(ListOptions())["metadata"]["resourceVersion"] == "5"
+    aborter.abort()
+    # The original (and the connections the view gave back) still work.
+    assert plain.list(ListOptions())["items"] == []
+    with pytest.raises(ConnectionAbortedError):
+        view.list(ListOptions())
+
+
+def _informer(lw: HTTPListerWatcher) -> SharedIndexInformer:
+    return SharedIndexInformer(
+        lw,
+        name="pods",
+        reflector_config=ReflectorConfig(description="pods", min_watch_timeout=60),
+        backoff=BackoffManager(initial=0.01, cap=0.05),
+    )
+
+
+@pytest.mark.parametrize(
+    ("list_mode", "blocked_in"), [("hang", "list"), ("stall", "list"), ("empty", "watch")]
+)
+def test_informer_stop_aborts_a_blocked_request(
+    stub: Stub, list_mode: str, blocked_in: str
+) -> None:
+    stub.behaviour.list = list_mode
+    informer = _informer(HTTPListerWatcher(stub.api_client, PODS))
+    informer.start()
+    try:
+        assert stub.behaviour.received[blocked_in].wait(10)
+    finally:
+        started = time.monotonic()
+        informer.stop(timeout=STOP_BOUND)
+        elapsed = time.monotonic() - started
+    assert elapsed < STOP_BOUND
+    reflector = informer.reflector
+    assert reflector is not None
+    assert reflector.errors() == []  # the abort is the stop, not a failure
+    alive = [
+        t.name for t in threading.enumerate() if t.name.startswith(("reflector-", "informer-"))
+    ]
+    assert alive == []
+
+
+def test_informer_stop_during_a_slow_emulator_list(api_server: ApiServer) -> None:
+    api_client = api_server.api_client()
+    try:
+        api_server.list_latency = 30
+        informer = _informer(HTTPListerWatcher(api_client, PODS))
+        informer.start()
+        reflector = informer.reflector
+        assert reflector is not None
+        assert reflector.wait_for(lambda s: isinstance(s, Listing), 10)
+        started = time.monotonic()
+        informer.stop(timeout=STOP_BOUND)
+        assert time.monotonic() - started < STOP_BOUND
+        assert not informer.has_synced()
+        assert reflector.errors() == []
+        assert not isinstance(reflector.state, Watching)
+    finally:
+        api_server.list_latency = 0
+        api_client.close()
+
+
+class _FakeSock:
+    def __init__(self) -> None:
+        self.shutdowns = 0
+
+    def shutdown(self, how: int) -> None:
+        self.shutdowns += 1
+
+
+class _FakeConn:
+    def __init__(self, connected: bool) -> None:
+        self.sock: _FakeSock | None = _FakeSock() if connected else None
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["track", "untrack", "abort"]), st.booleans()), max_size=20)
+)
+def test_aborter_shuts_down_exactly_the_connections_in_flight(ops: list[tuple[str, bool]]) -> None:
+    aborter = RequestAborter()
+    in_flight: list[_FakeConn] = []
+    shut: list[_FakeConn] = []
+    for op, connected in ops:
+        if op == "track":
+            conn = _FakeConn(connected)
+            if aborter.aborted:
+                with pytest.raises(ConnectionAbortedError):
+                    aborter._track(conn)
+            else:
+                aborter._track(conn)
+                in_flight.append(conn)
+        elif op == "untrack" and in_flight:
+            aborter._untrack(in_flight.pop(0))
+        elif op == "abort":
+            aborter.abort()
+            shut.extend(c for c in in_flight if c.sock is not None)
+    for conn in in_flight:
+        if conn.sock is None:  # it connects after the abort: refused then
+            conn.sock = _FakeSock()
+            if aborter.aborted:
+                with pytest.raises(ConnectionAbortedError):
+                    aborter._check_connected(conn)
+                assert conn.sock.shutdowns == 1
+            else:
+                aborter._check_connected(conn)
+                assert conn.sock.shutdowns == 0
+    for conn in shut:
+        assert conn.sock is not None
+        assert conn.sock.shutdowns >= 1
+
+
+class _SignallingAborter(RequestAborter):
+    """Sets ``connecting`` once a socket is tracked (its connect is next)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.connecting = threading.Event()
+
+    def _track(self, conn: Any) -> None:
+        super()._track(conn)
+        if isinstance(conn, socket.socket):
+            self.connecting.set()
+
+
+@pytest.fixture
+def unresponsive_port() -> Iterator[int]:
+    """A port whose accept queue is full: a new connect hangs (SYNs dropped)."""
+    listener = socket.socket()
+    fillers: list[socket.socket] = []
+    try:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        for _ in range(8):
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+            fillers.append(filler)
+        yield port
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()
+
+
+def test_abort_interrupts_a_connect_in_progress(unresponsive_port: int) -> None:
+    config = k8s.Configuration(host=f"http://127.0.0.1:{unresponsive_port}")
+    api_client = k8s.ApiClient(config)
+    try:
+        aborter = _SignallingAborter()
+        lw = HTTPListerWatcher(api_client, PODS).abortable(aborter)
+        thread, raised = _call_in_thread(lambda: lw.list(ListOptions()))
+        assert aborter.connecting.wait(10)
+        started = time.monotonic()
+        aborter.abort()
+        thread.join(STOP_BOUND)
+        assert not thread.is_alive()
+        assert time.monotonic() - started < STOP_BOUND
+        assert len(raised) == 1, raised
+        assert isinstance(raised[0], ConnectionAbortedError), raised
+    finally:
+        api_client.close()
