@@ -135,6 +135,18 @@ class _Entry:
         self.initial = False
 
 
+class _KeyedDeltas(list[Delta]):
+    """Internal: the deltas handed to ``process`` together with their keys
+    (``keys[i]`` is the queue's key of ``self[i]``, ``""`` for a bookmark), so
+    a consumer that keys objects the same way need not compute them again."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, entry: _Entry) -> None:
+        super().__init__(entry.deltas)
+        self.keys = entry.keys
+
+
 class RealFIFO:
     """In-order delta queue with client-go ``RealFIFO`` semantics (see the
     module documentation for what an entry holds).
@@ -317,7 +329,7 @@ class RealFIFO:
         with self._cond:
             self._wait_locked()
             taken = self._take_locked()
-        deltas = list(taken[0].deltas)
+        deltas = _KeyedDeltas(taken[0])
         self._process_taken(taken, deltas, process)
         with self._cond:
             self._finish_locked(taken, succeeded=True)
@@ -345,7 +357,7 @@ class RealFIFO:
             taken = self._take_locked()
         count = 0
         while True:
-            self._process_taken(taken, list(taken[0].deltas), process)
+            self._process_taken(taken, _KeyedDeltas(taken[0]), process)
             count += 1
             with self._cond:
                 self._finish_locked(taken, succeeded=True)
