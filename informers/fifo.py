@@ -233,12 +233,14 @@ class RealFIFO:
         producer queues something meanwhile, the computation is redone.
         """
         if self._transform is None:
-            key_func = self._key_func
-            listed = [(key_func(obj), obj) for obj in objects]
+            objs = list(objects)
+            listed_order = self._keys_of(objs)
         else:
-            listed = [self._ingest(obj) for obj in objects]
-        listed_keys = {key for key, _ in listed}
-        replaced = [Delta(DeltaType.REPLACED, obj) for _, obj in listed]
+            ingested = [self._ingest(obj) for obj in objects]
+            listed_order = [key for key, _ in ingested]
+            objs = [obj for _, obj in ingested]
+        listed_keys = set(listed_order)
+        replaced = [Delta(DeltaType.REPLACED, obj) for obj in objs]
         while True:
             with self._cond:
                 seen = self._appended
@@ -256,7 +258,7 @@ class RealFIFO:
                 for key, obj in tombstones
             ]
             deltas.append(Delta(DeltaType.BOOKMARK, resource_version))
-            keys = [key for key, _ in listed]
+            keys = listed_order.copy()
             keys += [key for key, _ in tombstones]
             keys.append("")
             entry = _Entry(tuple(deltas), tuple(keys), resource_version)
@@ -272,7 +274,7 @@ class RealFIFO:
                 break
         logger.debug(
             "relist queued: %d listed, %d deleted, resourceVersion %s",
-            len(listed),
+            len(objs),
             len(tombstones),
             resource_version,
         )
@@ -466,6 +468,31 @@ class RealFIFO:
         if self._transform is not None and not isinstance(obj, DeletedFinalStateUnknown):
             obj = self._transform(obj)
         return self._key_func(obj), obj
+
+    def _keys_of(self, objs: list[Any]) -> list[str]:
+        """``[key_func(obj) for obj in objs]``; with the default key function,
+        the key of a plain-dict object with string name and namespace is made
+        inline (exactly what the key function returns for it)."""
+        key_func = self._key_func
+        if key_func is not deletion_handling_meta_namespace_key:
+            return [key_func(obj) for obj in objs]
+        keys: list[str] = []
+        append = keys.append
+        for obj in objs:
+            if type(obj) is dict:
+                meta = obj.get("metadata")
+                if type(meta) is dict:
+                    name = meta.get("name")
+                    if type(name) is str and name:
+                        namespace = meta.get("namespace")
+                        if type(namespace) is str and namespace:
+                            append(f"{namespace}/{name}")
+                            continue
+                        if namespace is None or namespace == "":
+                            append(name)
+                            continue
+            append(key_func(obj))
+        return keys
 
     def _append_locked(self, entry: _Entry) -> None:
         self._queue.append(entry)
