@@ -750,5 +750,25 @@ class SharedIndexInformer:
                 notes.append((_Update(old, obj), same))
         # Later duplicates win, as in Indexer.replace.
         self._indexer._replace_keyed(dict(zip(keys, listed, strict=True)), rv)
+        self._notify_relist(notes, regs, syncing)
+
+    def _notify_relist(
+        self,
+        notes: list[tuple[_Notification, bool]],
+        regs: tuple[ResourceEventHandlerRegistration, ...],
+        syncing: frozenset[ResourceEventHandlerRegistration],
+    ) -> None:
+        """:meth:`_notify` for each ``(notification, is_sync)`` of a relist, in
+        order, asking once (not per object) whether anyone listens to the
+        signals (a receiver connecting meanwhile gets the next entry's)."""
+        quiet = not (
+            _signals.added.receivers or _signals.updated.receivers or _signals.deleted.receivers
+        )
+        targets = [
+            (reg in syncing, reg._put) for reg in regs if not (reg is self._bridge and quiet)
+        ]
         for note, is_sync in notes:
-            self._notify(note, regs, syncing, is_sync=is_sync)
+            for in_syncing, put in targets:
+                if is_sync and not in_syncing:
+                    continue
+                put(note)
