@@ -733,41 +733,48 @@ class SharedIndexInformer:
                 listed.append(obj)
                 keys.append(given[i] if given is not None and type(obj) is dict else key_of(obj))
         olds = iter(self._indexer._get_many(keys))
-        notes: list[tuple[_Notification, bool]] = []
+        # Parallel lists (no tuple per object): the notification, and whether
+        # it is a resync (same resource version as the cached object).
+        notes: list[_Notification] = []
+        syncs: list[bool] = []
         for delta in deltas:
             kind = delta.type
             if kind is DeltaType.BOOKMARK:
                 continue
             obj = delta.object
             if kind is DeltaType.DELETED:
-                notes.append((_Delete(obj), False))
+                notes.append(_Delete(obj))
+                syncs.append(False)
                 continue
             old = next(olds)
             if old is None:
-                notes.append((_Add(obj, initial), False))
+                notes.append(_Add(obj, initial))
+                syncs.append(False)
             else:
-                same = get_resource_version(old) == get_resource_version(obj) != ""
-                notes.append((_Update(old, obj), same))
+                notes.append(_Update(old, obj))
+                syncs.append(get_resource_version(old) == get_resource_version(obj) != "")
         # Later duplicates win, as in Indexer.replace.
         self._indexer._replace_keyed(dict(zip(keys, listed, strict=True)), rv)
-        self._notify_relist(notes, regs, syncing)
+        self._notify_relist(notes, syncs, regs, syncing)
 
     def _notify_relist(
         self,
-        notes: list[tuple[_Notification, bool]],
+        notes: list[_Notification],
+        syncs: list[bool],
         regs: tuple[ResourceEventHandlerRegistration, ...],
         syncing: frozenset[ResourceEventHandlerRegistration],
     ) -> None:
-        """:meth:`_notify` for each ``(notification, is_sync)`` of a relist, in
-        order, asking once (not per object) whether anyone listens to the
-        signals (a receiver connecting meanwhile gets the next entry's)."""
+        """:meth:`_notify` for each notification of a relist, in order
+        (``syncs[i]``: is ``notes[i]`` a resync), asking once (not per object)
+        whether anyone listens to the signals (a receiver connecting meanwhile
+        gets the next entry's)."""
         quiet = not (
             _signals.added.receivers or _signals.updated.receivers or _signals.deleted.receivers
         )
         targets = [
             (reg in syncing, reg._put) for reg in regs if not (reg is self._bridge and quiet)
         ]
-        for note, is_sync in notes:
+        for note, is_sync in zip(notes, syncs, strict=True):
             for in_syncing, put in targets:
                 if is_sync and not in_syncing:
                     continue
