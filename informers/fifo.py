@@ -147,6 +147,14 @@ class _KeyedDeltas(list[Delta]):
         self.keys = entry.keys
 
 
+def _handed_out(entry: _Entry) -> list[Delta]:
+    """The deltas of ``entry`` as a new list for ``process``; a relist's
+    (several deltas) carries its keys (a single-delta entry skips that cost)."""
+    if len(entry.deltas) > 1:
+        return _KeyedDeltas(entry)
+    return list(entry.deltas)
+
+
 class RealFIFO:
     """In-order delta queue with client-go ``RealFIFO`` semantics (see the
     module documentation for what an entry holds).
@@ -331,7 +339,7 @@ class RealFIFO:
         with self._cond:
             self._wait_locked()
             taken = self._take_locked()
-        deltas = _KeyedDeltas(taken[0])
+        deltas = _handed_out(taken[0])
         self._process_taken(taken, deltas, process)
         with self._cond:
             self._finish_locked(taken, succeeded=True)
@@ -359,7 +367,7 @@ class RealFIFO:
             taken = self._take_locked()
         count = 0
         while True:
-            self._process_taken(taken, _KeyedDeltas(taken[0]), process)
+            self._process_taken(taken, _handed_out(taken[0]), process)
             count += 1
             with self._cond:
                 self._finish_locked(taken, succeeded=True)
