@@ -135,6 +135,26 @@ class _Entry:
         self.initial = False
 
 
+class _KeyedDeltas(list[Delta]):
+    """Internal: the deltas handed to ``process`` together with their keys
+    (``keys[i]`` is the queue's key of ``self[i]``, ``""`` for a bookmark), so
+    a consumer that keys objects the same way need not compute them again."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, entry: _Entry) -> None:
+        super().__init__(entry.deltas)
+        self.keys = entry.keys
+
+
+def _handed_out(entry: _Entry) -> list[Delta]:
+    """The deltas of ``entry`` as a new list for ``process``; a relist's
+    (several deltas) carries its keys (a single-delta entry skips that cost)."""
+    if len(entry.deltas) > 1:
+        return _KeyedDeltas(entry)
+    return list(entry.deltas)
+
+
 class RealFIFO:
     """In-order delta queue with client-go ``RealFIFO`` semantics (see the
     module documentation for what an entry holds).
@@ -221,12 +241,14 @@ class RealFIFO:
         producer queues something meanwhile, the computation is redone.
         """
         if self._transform is None:
-            key_func = self._key_func
-            listed = [(key_func(obj), obj) for obj in objects]
+            objs = list(objects)
+            listed_order = self._keys_of(objs)
         else:
-            listed = [self._ingest(obj) for obj in objects]
-        listed_keys = {key for key, _ in listed}
-        replaced = [Delta(DeltaType.REPLACED, obj) for _, obj in listed]
+            ingested = [self._ingest(obj) for obj in objects]
+            listed_order = [key for key, _ in ingested]
+            objs = [obj for _, obj in ingested]
+        listed_keys = set(listed_order)
+        replaced = [Delta(DeltaType.REPLACED, obj) for obj in objs]
         while True:
             with self._cond:
                 seen = self._appended
@@ -244,7 +266,7 @@ class RealFIFO:
                 for key, obj in tombstones
             ]
             deltas.append(Delta(DeltaType.BOOKMARK, resource_version))
-            keys = [key for key, _ in listed]
+            keys = listed_order.copy()
             keys += [key for key, _ in tombstones]
             keys.append("")
             entry = _Entry(tuple(deltas), tuple(keys), resource_version)
@@ -260,7 +282,7 @@ class RealFIFO:
                 break
         logger.debug(
             "relist queued: %d listed, %d deleted, resourceVersion %s",
-            len(listed),
+            len(objs),
             len(tombstones),
             resource_version,
         )
@@ -317,7 +339,7 @@ class RealFIFO:
         with self._cond:
             self._wait_locked()
             taken = self._take_locked()
-        deltas = list(taken[0].deltas)
+        deltas = _handed_out(taken[0])
         self._process_taken(taken, deltas, process)
         with self._cond:
             self._finish_locked(taken, succeeded=True)
@@ -345,7 +367,7 @@ class RealFIFO:
             taken = self._take_locked()
         count = 0
         while True:
-            self._process_taken(taken, list(taken[0].deltas), process)
+            self._process_taken(taken, _handed_out(taken[0]), process)
             count += 1
             with self._cond:
                 self._finish_locked(taken, succeeded=True)
@@ -454,6 +476,31 @@ class RealFIFO:
         if self._transform is not None and not isinstance(obj, DeletedFinalStateUnknown):
             obj = self._transform(obj)
         return self._key_func(obj), obj
+
+    def _keys_of(self, objs: list[Any]) -> list[str]:
+        """``[key_func(obj) for obj in objs]``; with the default key function,
+        the key of a plain-dict object with string name and namespace is made
+        inline (exactly what the key function returns for it)."""
+        key_func = self._key_func
+        if key_func is not deletion_handling_meta_namespace_key:
+            return [key_func(obj) for obj in objs]
+        keys: list[str] = []
+        append = keys.append
+        for obj in objs:
+            if type(obj) is dict:
+                meta = obj.get("metadata")
+                if type(meta) is dict:
+                    name = meta.get("name")
+                    if type(name) is str and name:
+                        namespace = meta.get("namespace")
+                        if type(namespace) is str and namespace:
+                            append(f"{namespace}/{name}")
+                            continue
+                        if namespace is None or namespace == "":
+                            append(name)
+                            continue
+            append(key_func(obj))
+        return keys
 
     def _append_locked(self, entry: _Entry) -> None:
         self._queue.append(entry)

@@ -31,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 from informers import signals as _signals
 from informers.clock import REAL_CLOCK, Clock
 from informers.errors import FIFOClosedError, InformerStateError
-from informers.fifo import Delta, DeltaType, RealFIFO, TransformFunc
+from informers.fifo import Delta, DeltaType, RealFIFO, TransformFunc, _KeyedDeltas
 from informers.listwatch import ListerWatcher
 from informers.objects import (
     DeletedFinalStateUnknown,
@@ -719,23 +719,67 @@ class SharedIndexInformer:
         regs: tuple[ResourceEventHandlerRegistration, ...],
         syncing: frozenset[ResourceEventHandlerRegistration],
     ) -> None:
-        listed: list[Any] = []
-        notes: list[tuple[_Notification, bool]] = []
+        # The queue hands its keys along: its key function (the deletion-
+        # handling one) and the indexer's (meta_namespace_key) agree on every
+        # plain-dict object, so those keys are reused; anything else is keyed
+        # by the indexer itself (raising ObjectKeyError as get() would).
+        given = deltas.keys if isinstance(deltas, _KeyedDeltas) else None
+        key_of = self._indexer._key
         rv = ""
-        for delta in deltas:
-            obj = delta.object
-            if delta.type is DeltaType.BOOKMARK:
-                rv = str(obj)
-            elif delta.type is DeltaType.DELETED:
-                notes.append((_Delete(obj), False))
-            else:
+        keys: list[str] = []
+        listed: list[Any] = []
+        for i, delta in enumerate(deltas):
+            kind = delta.type
+            if kind is DeltaType.BOOKMARK:
+                rv = str(delta.object)
+            elif kind is not DeltaType.DELETED:
+                obj = delta.object
                 listed.append(obj)
-                old = self._indexer.get(obj)
-                if old is None:
-                    notes.append((_Add(obj, initial), False))
-                else:
-                    same = get_resource_version(old) == get_resource_version(obj) != ""
-                    notes.append((_Update(old, obj), same))
-        self._indexer.replace(listed, rv)
-        for note, is_sync in notes:
-            self._notify(note, regs, syncing, is_sync=is_sync)
+                keys.append(given[i] if given is not None and type(obj) is dict else key_of(obj))
+        olds = iter(self._indexer._get_many(keys))
+        # Parallel lists (no tuple per object): the notification, and whether
+        # it is a resync (same resource version as the cached object).
+        notes: list[_Notification] = []
+        syncs: list[bool] = []
+        for delta in deltas:
+            kind = delta.type
+            if kind is DeltaType.BOOKMARK:
+                continue
+            obj = delta.object
+            if kind is DeltaType.DELETED:
+                notes.append(_Delete(obj))
+                syncs.append(False)
+                continue
+            old = next(olds)
+            if old is None:
+                notes.append(_Add(obj, initial))
+                syncs.append(False)
+            else:
+                notes.append(_Update(old, obj))
+                syncs.append(get_resource_version(old) == get_resource_version(obj) != "")
+        # Later duplicates win, as in Indexer.replace.
+        self._indexer._replace_keyed(dict(zip(keys, listed, strict=True)), rv)
+        self._notify_relist(notes, syncs, regs, syncing)
+
+    def _notify_relist(
+        self,
+        notes: list[_Notification],
+        syncs: list[bool],
+        regs: tuple[ResourceEventHandlerRegistration, ...],
+        syncing: frozenset[ResourceEventHandlerRegistration],
+    ) -> None:
+        """:meth:`_notify` for each notification of a relist, in order
+        (``syncs[i]``: is ``notes[i]`` a resync), asking once (not per object)
+        whether anyone listens to the signals (a receiver connecting meanwhile
+        gets the next entry's)."""
+        quiet = not (
+            _signals.added.receivers or _signals.updated.receivers or _signals.deleted.receivers
+        )
+        targets = [
+            (reg in syncing, reg._put) for reg in regs if not (reg is self._bridge and quiet)
+        ]
+        for note, is_sync in zip(notes, syncs, strict=True):
+            for in_syncing, put in targets:
+                if is_sync and not in_syncing:
+                    continue
+                put(note)

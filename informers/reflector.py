@@ -524,6 +524,17 @@ def _decode_error(config: ReflectorConfig, problem: str) -> WatchDecodeError:
 
 
 def _invalid_item(items: Sequence[Any]) -> int | None:
+    """The index of the first item without a string ``metadata.name``, or None."""
+    # Fast path: decoded JSON is plain dicts, checked with cheap type tests;
+    # anything else takes the general Mapping checks below.
+    for item in items:
+        if type(item) is not dict:
+            break
+        meta = item.get("metadata")
+        if type(meta) is not dict or type(meta.get("name")) is not str:
+            break
+    else:
+        return None
     for i, item in enumerate(items):
         meta = item.get("metadata") if isinstance(item, Mapping) else None
         if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str):
@@ -822,6 +833,22 @@ def _buffer_key(obj: Any) -> tuple[str, str]:
     return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
 
+def _buffer_items(buf: dict[tuple[str, str], Any], items: Iterable[Any]) -> None:
+    """``buf[_buffer_key(item)] = item`` for every item, in order (a later
+    duplicate wins), with the key computed inline for plain-dict items whose
+    name and namespace are strings (what the list handed over holds)."""
+    for item in items:
+        if type(item) is dict:
+            meta = item.get("metadata")
+            if type(meta) is dict:
+                name = meta.get("name")
+                namespace = meta.get("namespace")
+                if type(name) is str and (namespace is None or type(namespace) is str):
+                    buf[(namespace or "", name)] = item
+                    continue
+        buf[_buffer_key(item)] = item
+
+
 WatchErrorHandler: TypeAlias = Callable[["Reflector", BaseException], None]
 
 
@@ -1099,9 +1126,7 @@ class Reflector:
             case StoreDelete(obj):
                 self._store.delete(obj)
             case Buffer(items):
-                buf = self._buffer
-                for item in items:
-                    buf[_buffer_key(item)] = item
+                _buffer_items(self._buffer, items)
             case BufferPut(obj):
                 self._buffer[_buffer_key(obj)] = obj
             case BufferDelete(obj):

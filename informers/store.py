@@ -316,6 +316,12 @@ class Indexer:
         items: dict[str, Any] = {}
         for obj in objects:
             items[self._key(obj)] = obj
+        self._replace_keyed(items, resource_version)
+
+    def _replace_keyed(self, items: dict[str, Any], resource_version: str) -> None:
+        """Internal: :meth:`replace` with the keys already computed (``items``
+        maps each object's key, as this store's key function makes it, to the
+        object). Takes ownership of ``items``."""
         while True:
             indexers = self._indexers
             indices: dict[str, _Index] = {name: {} for name in indexers}
@@ -418,6 +424,13 @@ class Indexer:
         key = self._key(obj)
         with self._lock:
             return self._items.get(key)
+
+    def _get_many(self, keys: Iterable[str]) -> builtins.list[Any | None]:
+        """Internal: ``[get_by_key(k) for k in keys]`` read under one lock
+        acquisition (one consistent snapshot)."""
+        with self._lock:
+            get = self._items.get
+            return [get(key) for key in keys]
 
     def get_by_key(self, key: str) -> Any | None:
         """The stored object with ``key``, or ``None``."""

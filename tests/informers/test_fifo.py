@@ -509,3 +509,34 @@ def test_works_with_the_indexer_as_known_objects() -> None:
     assert indexer.list_keys() == ["ns/c"]
     assert indexer.get_by_key("ns/c") == pod("c", 2)
     assert fifo.last_resource_version() == "9"
+
+
+def test_relist_deltas_carry_their_queue_keys() -> None:
+    # Internal hand-off the informer relies on to key a relist only once.
+    from informers.fifo import _KeyedDeltas
+
+    known: dict[str, Any] = {}
+
+    class Known:
+        def list_keys(self) -> list[str]:
+            return list(known)
+
+        def get_by_key(self, key: str) -> Any | None:
+            return known.get(key)
+
+    known["ns/gone"] = {"metadata": {"name": "gone", "namespace": "ns"}}
+    fifo = RealFIFO(known_objects=Known())
+    a = {"metadata": {"name": "a", "namespace": "ns"}}
+    b = {"metadata": {"name": "b"}}
+    fifo.replace([a, b], "7")
+    seen: list[list[Delta]] = []
+    fifo.pop_batch(lambda deltas, _initial: seen.append(deltas))
+    (deltas,) = seen
+    assert isinstance(deltas, _KeyedDeltas)
+    assert deltas.keys == ("ns/a", "b", "ns/gone", "")
+    assert [d.type for d in deltas] == [
+        DeltaType.REPLACED,
+        DeltaType.REPLACED,
+        DeltaType.DELETED,
+        DeltaType.BOOKMARK,
+    ]
