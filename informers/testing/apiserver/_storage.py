@@ -462,15 +462,7 @@ class Storage:
         if not isinstance(meta, dict):
             raise _status.bad_request("metadata must be a JSON object")
         meta = dict(meta)
-        ns = ""
-        if resource.namespaced:
-            body_ns = meta.get("namespace") or ""
-            if namespace and body_ns and body_ns != namespace:
-                raise _status.bad_request(
-                    "the namespace of the provided object does not match the namespace "
-                    "sent on the request"
-                )
-            ns = namespace or body_ns or "default"
+        ns = _object_namespace(resource, namespace, meta)
         name = meta.get("name") or ""
         generate = meta.get("generateName") or ""
         if not isinstance(name, str) or not isinstance(generate, str):
@@ -639,15 +631,7 @@ class Storage:
             name = body_name
         elif body_name and body_name != name:
             raise _status.bad_request("the name of the object does not match the name on the URL")
-        ns = ""
-        if resource.namespaced:
-            body_ns = meta.get("namespace") or ""
-            if namespace and body_ns and body_ns != namespace:
-                raise _status.bad_request(
-                    "the namespace of the provided object does not match the namespace "
-                    "sent on the request"
-                )
-            ns = namespace or body_ns or "default"
+        ns = _object_namespace(resource, namespace, meta)
         if not name:
             raise _status.bad_request("name is required for an update")
         with self._cond:
@@ -1077,6 +1061,19 @@ def _keep_cluster_ip(new: dict[str, Any], old: dict[str, Any]) -> None:
     if not spec.get("clusterIPs") and old_spec.get("clusterIPs"):
         spec["clusterIPs"] = old_spec["clusterIPs"]
     new["spec"] = spec
+
+
+def _object_namespace(resource: Resource, namespace: str | None, meta: dict[str, Any]) -> str:
+    """The namespace an object is written to: the request's, else the body's,
+    else ``default`` ("" for cluster-scoped kinds); 400 when the two differ."""
+    if not resource.namespaced:
+        return ""
+    body_ns = meta.get("namespace") or ""
+    if namespace and body_ns and body_ns != namespace:
+        raise _status.bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request"
+        )
+    return str(namespace or body_ns or "default")
 
 
 def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
