@@ -28,7 +28,6 @@ reflector binds one per run and aborts it when it is stopped.
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import socket
 import threading
@@ -43,6 +42,7 @@ from urllib3.util.connection import allowed_gai_family
 from urllib3.util.retry import Retry
 from urllib3.util.url import parse_url
 
+from informers import _json
 from informers.errors import (
     ApiError,
     ExpiredError,
@@ -205,7 +205,7 @@ def _error_from_response(status: int, headers: Mapping[str, str], data: bytes) -
     text = data.decode("utf-8", "replace")
     parsed: Any = None
     try:
-        parsed = json.loads(data) if data else None
+        parsed = _json.loads(data) if data else None
     except ValueError:
         parsed = None
     if isinstance(parsed, dict) and parsed.get("kind") == "Status":
@@ -489,21 +489,26 @@ class _HTTPWatchStream:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         pending = b""
+        decode = self._decode
         try:
             for chunk in self._response.stream(65536, decode_content=True):
-                if self.stopped:
+                if self._stopped:
                     return
+                if not pending and chunk[:1] == b"{" and chunk.find(b"\n") == len(chunk) - 1:
+                    # One whole event: what a server flushing each event sends.
+                    yield decode(chunk)
+                    continue
                 pending += chunk
                 if b"\n" not in chunk:
                     continue
                 *lines, pending = pending.split(b"\n")
                 for line in lines:
                     if line.strip():
-                        yield self._decode(line)
-            if pending.strip() and not self.stopped:
-                yield self._decode(pending)
+                        yield decode(line)
+            if pending.strip() and not self._stopped:
+                yield decode(pending)
         except Exception:
-            if self.stopped:  # the error is our own shutdown()
+            if self._stopped:  # the error is our own shutdown()
                 return
             raise
         finally:
@@ -511,11 +516,11 @@ class _HTTPWatchStream:
 
     def _decode(self, line: bytes) -> dict[str, Any]:
         try:
-            event = json.loads(line)
+            event = _json.loads(line)
         except ValueError as exc:
             what = f"watch line of {len(line)} bytes is not JSON ({type(exc).__name__})"
             raise WatchDecodeError(f"{self._description}: {what}") from None
-        if not isinstance(event, dict):
+        if type(event) is not dict:
             raise WatchDecodeError(f"{self._description}: watch line is not a JSON object")
         return event
 
@@ -638,7 +643,7 @@ class HTTPListerWatcher:
         response, done = self._request(options.query(), timeout)
         data = self._read(response, done)
         try:
-            parsed = json.loads(data)
+            parsed = _json.loads(data)
         except ValueError as exc:
             raise WatchDecodeError(f"{self.resource}: list response is not JSON ({exc})") from None
         if not isinstance(parsed, dict):
@@ -671,7 +676,7 @@ def _get_json(api_client: Any, path: str) -> Any:
         response.release_conn()
     if not 200 <= response.status <= 299:
         raise _error_from_response(response.status, response.headers, data)
-    return json.loads(data)
+    return _json.loads(data)
 
 
 def _match(entry: Mapping[str, Any], plain: str) -> bool:

@@ -1,0 +1,57 @@
+"""The JSON parser of every list and watch body: orjson when installed (the
+``fast`` extra), the standard library otherwise, with identical results.
+
+orjson parses a Kubernetes object about twice as fast as :func:`json.loads`,
+but differs from it on a few inputs. Where it refuses one (``NaN``, numbers
+beyond float range, lone UTF-16 surrogates, nesting deeper than 1024), the
+standard parser is asked instead. Where it would silently answer something
+else -- an integer beyond 64 bits becomes a float -- the input is routed to the
+standard parser up front: such an integer has at least 19 consecutive digits,
+which one C-level scan of the bytes detects. So :func:`loads` returns exactly
+what ``json.loads`` returns, or raises :class:`ValueError` where it raises.
+
+Set the environment variable ``KUBE_INFORMERS_JSON=stdlib`` to use the
+standard parser only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+__all__ = ["BACKEND", "loads"]
+
+# Maps every digit to "0" and every other byte to " ": a run of 19 digits in
+# the input is then a run of 19 zeros in the translation.
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_NUMBER = b"0" * 19
+
+
+def _stdlib_loads(data: bytes | str) -> Any:
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+try:
+    if os.environ.get("KUBE_INFORMERS_JSON", "").lower() == "stdlib":
+        raise ImportError("KUBE_INFORMERS_JSON=stdlib")
+    import orjson
+except ImportError:
+    BACKEND = "json"
+    loads = _stdlib_loads
+else:
+    BACKEND = "orjson"
+    _orjson_loads = orjson.loads
+
+    def loads(data: bytes | str) -> Any:
+        """``json.loads(data)``, faster for bytes (text goes to the standard
+        parser). Raises :class:`ValueError` for anything that is not JSON."""
+        if not isinstance(data, bytes) or _LONG_NUMBER in data.translate(_DIGITS):
+            return _stdlib_loads(data)
+        try:
+            return _orjson_loads(data)
+        except ValueError:  # orjson.JSONDecodeError is a ValueError
+            return _stdlib_loads(data)
