@@ -185,8 +185,11 @@ class RealFIFO:
         self._key_func = key_func
         self._known_objects = known_objects
         self._transform = transform
-        self._cond = threading.Condition(threading.Lock())
-        # Everything below is guarded by self._cond.
+        self._lock = threading.Lock()
+        #: Waits on ``_lock``; ``with self._lock`` (not ``with self._cond``)
+        #: everywhere else saves a Python-level call on every operation.
+        self._cond = threading.Condition(self._lock)
+        # Everything below is guarded by self._lock.
         self._queue: deque[_Entry] = deque()
         #: Popped entries whose ``process`` has not returned yet, by pop token.
         self._in_flight: dict[int, _Entry] = {}
@@ -225,7 +228,7 @@ class RealFIFO:
         consumer learns, in order, that it has seen everything up to it.
         Does not count as populating the queue (see :meth:`has_synced`)."""
         entry = _Entry((Delta(DeltaType.BOOKMARK, resource_version),), ("",), resource_version)
-        with self._cond:
+        with self._lock:
             self._append_locked(entry)
 
     def replace(self, objects: Iterable[Any], resource_version: str) -> None:
@@ -250,7 +253,7 @@ class RealFIFO:
         listed_keys = set(listed_order)
         replaced = [Delta(DeltaType.REPLACED, obj) for obj in objs]
         while True:
-            with self._cond:
+            with self._lock:
                 seen = self._appended
                 pending = self._pending_locked()
             # A pending key's last delta is never a tombstone unless it is a
@@ -270,7 +273,7 @@ class RealFIFO:
             keys += [key for key, _ in tombstones]
             keys.append("")
             entry = _Entry(tuple(deltas), tuple(keys), resource_version)
-            with self._cond:
+            with self._lock:
                 if self._appended != seen:
                     continue  # a producer raced us: the pending set is stale
                 self._append_locked(entry)
@@ -295,11 +298,11 @@ class RealFIFO:
         if self._known_objects is None:
             return
         while True:
-            with self._cond:
+            with self._lock:
                 seen = self._appended
                 pending = self._pending_locked()
             cached = self._known_items(skip=pending.keys(), missing_ok=True)
-            with self._cond:
+            with self._lock:
                 if self._appended != seen:
                     continue
                 for key, obj in cached:
@@ -310,7 +313,7 @@ class RealFIFO:
         """Close the queue and wake every blocked :meth:`pop`. Entries already
         queued are still handed out; once they are gone, :meth:`pop` raises
         :class:`~informers.errors.FIFOClosedError`. Idempotent."""
-        with self._cond:
+        with self._lock:
             self._closed = True
             self._cond.notify_all()
 
@@ -336,12 +339,12 @@ class RealFIFO:
         logs and carries on; a relist repairs any divergence). Requeuing would
         either reorder deltas or re-apply half-applied ones.
         """
-        with self._cond:
+        with self._lock:
             self._wait_locked()
             taken = self._take_locked()
         deltas = _handed_out(taken[0])
         self._process_taken(taken, deltas, process)
-        with self._cond:
+        with self._lock:
             self._finish_locked(taken, succeeded=True)
         return deltas
 
@@ -362,14 +365,14 @@ class RealFIFO:
         """
         if max_entries < 1:
             raise ValueError(f"max_entries must be at least 1, not {max_entries}")
-        with self._cond:
+        with self._lock:
             self._wait_locked()
             taken = self._take_locked()
         count = 0
         while True:
             self._process_taken(taken, _handed_out(taken[0]), process)
             count += 1
-            with self._cond:
+            with self._lock:
                 self._finish_locked(taken, succeeded=True)
                 if count >= max_entries or not self._queue:
                     return count
@@ -391,7 +394,7 @@ class RealFIFO:
                     f"raised while processing a RealFIFO entry of {len(deltas)} delta(s) "
                     f"[{types}], first key {first_key!r}; the entry was consumed, not requeued"
                 )
-            with self._cond:
+            with self._lock:
                 self._finish_locked(taken, succeeded=False)
             raise
 
@@ -432,29 +435,29 @@ class RealFIFO:
         add/update/delete was called before any relist (then at once), or every
         entry queued up to and including the first relist has been popped and
         its ``process`` returned. Never blocks beyond the lock."""
-        with self._cond:
+        with self._lock:
             return self._has_synced_locked()
 
     def is_closed(self) -> bool:
         """Whether :meth:`close` was called."""
-        with self._cond:
+        with self._lock:
             return self._closed
 
     def last_resource_version(self) -> str:
         """The resource version of the newest relist or bookmark whose
         ``process`` returned without raising: the version the consumer's cache
         has caught up with. ``""`` before any."""
-        with self._cond:
+        with self._lock:
             return self._last_resource_version
 
     def __len__(self) -> int:
         """Number of queued entries (a relist counts as one; entries being
         processed are not counted)."""
-        with self._cond:
+        with self._lock:
             return len(self._queue)
 
     def __repr__(self) -> str:
-        with self._cond:
+        with self._lock:
             return (
                 f"<RealFIFO queued={len(self._queue)} in_flight={len(self._in_flight)} "
                 f"closed={self._closed}>"
@@ -467,7 +470,7 @@ class RealFIFO:
 
     def _add_one(self, delta_type: DeltaType, obj: Any) -> None:
         key, obj = self._ingest(obj)
-        with self._cond:
+        with self._lock:
             self._populated = True
             self._append_locked(_Entry((Delta(delta_type, obj),), (key,)))
 

@@ -137,24 +137,24 @@ class FilteringResourceEventHandler:
 # --------------------------------------------------------------------------- listeners
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Add:
     obj: Any
     initial: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Update:
     old: Any
     new: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Delete:
     obj: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Synced:
     """The informer synced and this listener got all of its initial list."""
 
@@ -698,18 +698,19 @@ class SharedIndexInformer:
         syncing: frozenset[ResourceEventHandlerRegistration],
     ) -> None:
         obj = delta.object
-        if delta.type is DeltaType.BOOKMARK:
+        kind = delta.type
+        if kind is DeltaType.BOOKMARK:
             return
-        if delta.type is DeltaType.DELETED:
-            self._indexer.delete(obj)
+        indexer = self._indexer
+        if kind is DeltaType.DELETED:
+            indexer.delete(obj)
             self._notify(_Delete(obj), regs, syncing)
             return
-        old = self._indexer.get(obj)
+        # One key computation and one lock for the read and the write.
+        old = indexer._upsert_keyed(indexer._key(obj), obj)
         if old is not None:
-            self._indexer.update(obj)
-            self._notify(_Update(old, obj), regs, syncing, is_sync=delta.type is DeltaType.SYNC)
+            self._notify(_Update(old, obj), regs, syncing, is_sync=kind is DeltaType.SYNC)
         else:
-            self._indexer.add(obj)
             self._notify(_Add(obj, initial), regs, syncing)
 
     def _apply_relist(

@@ -280,6 +280,19 @@ class Indexer:
                     return
             # Indexes were added while we computed: compute for those too.
 
+    def _upsert_keyed(self, key: str, obj: Any) -> Any | None:
+        """Internal: :meth:`add` with the key already computed (as this
+        store's key function makes it); returns the object it replaced, or
+        ``None`` for a new key, read under the same lock acquisition."""
+        while True:
+            indexers = self._indexers
+            computed = _compute(indexers, key, obj)
+            with self._lock:
+                if self._indexers is indexers:
+                    old = self._items.get(key)
+                    self._put_locked(key, obj, computed)
+                    return old
+
     def _put_locked(self, key: str, obj: Any, computed: dict[str, _Values]) -> None:
         self._items[key] = obj
         for name, new in computed.items():
