@@ -5,11 +5,21 @@ Label selectors (``labelSelector=``)::
 
     a=b   a==b   a!=b   a in (x,y)   a notin (x)   a   !a   a>1   a<1
 
-comma-joined, whitespace tolerant. ``!=`` and ``notin`` also match objects
-without the label. ``in ()`` means the set holding the empty value. Keys are
-qualified names (optional DNS-subdomain prefix and ``/``, then a name of at
-most 63 characters), values at most 63 characters of ``[A-Za-z0-9_.-]``
-starting and ending alphanumeric (or empty); ``>``/``<`` need an integer.
+comma-joined; whitespace (space, tab, CR, LF) may surround any token.
+``!=`` and ``notin`` also match objects without the label; ``>``/``<`` need
+the label and compare it as a 64-bit integer (no match if it is not one).
+Keys are qualified names (optional lowercase DNS-subdomain prefix of at most
+253 characters and ``/``, then a name of at most 63 characters of
+``[A-Za-z0-9_.-]`` starting and ending alphanumeric); values are empty or at
+most 63 such characters; ``>``/``<`` need a value that is also an integer.
+
+Inside ``( )`` the values are comma-separated and may be empty: ``()``,
+``(,x)``, ``(x,)`` and ``(x,,y)`` all hold the empty value. As in
+apimachinery, ``,,`` is read as one unit that must be followed by a value or
+another comma, so a list may not end in an even run of commas: ``(x,,)`` and
+``(,,)`` are errors while ``(x,,,)`` parses. Like the Go lexer, which reads a
+NUL character as the end of its input, a NUL where a token would start ends
+the selector, and a NUL right after a token only separates it from the next.
 
 Field selectors (``fieldSelector=``)::
 
