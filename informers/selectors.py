@@ -5,11 +5,21 @@ Label selectors (``labelSelector=``)::
 
     a=b   a==b   a!=b   a in (x,y)   a notin (x)   a   !a   a>1   a<1
 
-comma-joined, whitespace tolerant. ``!=`` and ``notin`` also match objects
-without the label. ``in ()`` means the set holding the empty value. Keys are
-qualified names (optional DNS-subdomain prefix and ``/``, then a name of at
-most 63 characters), values at most 63 characters of ``[A-Za-z0-9_.-]``
-starting and ending alphanumeric (or empty); ``>``/``<`` need an integer.
+comma-joined; whitespace (space, tab, CR, LF) may surround any token.
+``!=`` and ``notin`` also match objects without the label; ``>``/``<`` need
+the label and compare it as a 64-bit integer (no match if it is not one).
+Keys are qualified names (optional lowercase DNS-subdomain prefix of at most
+253 characters and ``/``, then a name of at most 63 characters of
+``[A-Za-z0-9_.-]`` starting and ending alphanumeric); values are empty or at
+most 63 such characters; ``>``/``<`` need a value that is also an integer.
+
+Inside ``( )`` the values are comma-separated and may be empty: ``()``,
+``(,x)``, ``(x,)`` and ``(x,,y)`` all hold the empty value. As in
+apimachinery, ``,,`` is read as one unit that must be followed by a value or
+another comma, so a list may not end in an even run of commas: ``(x,,)`` and
+``(,,)`` are errors while ``(x,,,)`` parses. Like the Go lexer, which reads a
+NUL character as the end of its input, a NUL where a token would start ends
+the selector, and a NUL right after a token only separates it from the next.
 
 Field selectors (``fieldSelector=``)::
 
@@ -148,7 +158,19 @@ class LabelRequirement:
             raise SelectorParseError(
                 f"label {key!r}: {operator!r} is not a label selector operator"
             ) from None
+        if not isinstance(key, str):
+            raise SelectorParseError(f"a label key must be a str, not {type(key).__name__}")
+        if isinstance(values, (str, bytes)):
+            raise SelectorParseError(
+                f"label {key!r}: values must be an iterable of str, not a single "
+                f"{type(values).__name__}"
+            )
         vals = list(values)
+        for value in vals:
+            if not isinstance(value, str):
+                raise SelectorParseError(
+                    f"label {key!r}: a value must be a str, not {type(value).__name__}"
+                )
         problem = _label_key_problem(key)
         if problem is not None:
             raise SelectorParseError(f"invalid label key {key!r}: {problem}")
@@ -363,6 +385,7 @@ _SYMBOLS = {
 _KEYWORDS = {"in": _Tok.IN, "notin": _Tok.NOTIN}
 _SPECIAL = frozenset("=!(),><")
 _WHITESPACE = frozenset(" \t\r\n")
+_WORD_END = _SPECIAL | _WHITESPACE | {"\0"}
 _BINARY = {
     _Tok.IN: Operator.IN,
     _Tok.NOTIN: Operator.NOT_IN,
@@ -381,13 +404,17 @@ class _Token(NamedTuple):
 
 
 def _lex(text: str) -> list[_Token]:
+    """Tokens as apimachinery's byte lexer cuts them. Its reader returns 0 both
+    at the end of the input and for a NUL character, so a NUL where a token
+    would start ends the selector (the rest is never read), and a NUL right
+    after a token is swallowed as a separator."""
     tokens: list[_Token] = []
     i, n = 0, len(text)
     while True:
         while i < n and text[i] in _WHITESPACE:
             i += 1
-        if i >= n:
-            tokens.append(_Token(_Tok.END, "", n))
+        if i >= n or text[i] == "\0":
+            tokens.append(_Token(_Tok.END, "", i))
             return tokens
         start = i
         if text[i] in _SPECIAL:
@@ -398,10 +425,12 @@ def _lex(text: str) -> list[_Token]:
             tokens.append(_Token(_SYMBOLS[text[i:j]], text[i:j], start))
         else:
             j = i
-            while j < n and text[j] not in _SPECIAL and text[j] not in _WHITESPACE:
+            while j < n and text[j] not in _WORD_END:
                 j += 1
             word = text[i:j]
             tokens.append(_Token(_KEYWORDS.get(word, _Tok.IDENT), word, start))
+        if j < n and text[j] == "\0":
+            j += 1
         i = j
 
 
@@ -458,12 +487,14 @@ class _LabelParser:
         problem = _label_key_problem(key)
         if problem is not None:
             raise self.fail(token, f"invalid label key: {problem}")
+        if negated:
+            # "!key" is complete by itself: whatever follows must end the
+            # requirement ("!a=b" fails at "=" like any other trailing token)
+            return self.make(token, key, Operator.DOES_NOT_EXIST, [])
         if self.peek().kind in (_Tok.END, _Tok.COMMA):
-            return self.make(
-                token, key, Operator.DOES_NOT_EXIST if negated else Operator.EXISTS, []
-            )
+            return self.make(token, key, Operator.EXISTS, [])
         op_token = self.take(value=False)
-        if negated or op_token.kind not in _BINARY:
+        if op_token.kind not in _BINARY:
             raise self.fail(op_token, "expected: in, notin, =, ==, !=, gt, lt")
         operator = _BINARY[op_token.kind]
         values = self.value_set() if operator in _SET_OPERATORS else self.exact_value()
@@ -508,7 +539,8 @@ class _LabelParser:
                 if following.kind is not _Tok.COMMA:
                     raise self.fail(following, "expected: ',' or ')'")
             elif token.kind is _Tok.COMMA:
-                # empty values around commas: "(,a" "a,,b" "a,)"
+                # Empty values around commas, decided as apimachinery does:
+                # a leading "," stands for "", and so does a trailing ",)".
                 if not values:
                     values.append("")
                 following = self.peek()
@@ -517,7 +549,17 @@ class _LabelParser:
                     values.append("")
                     return values
                 if following.kind is _Tok.COMMA:
+                    # ",," is read as one unit (the empty value between the
+                    # two commas); what comes next must be a value or another
+                    # ",": so "(a,,b)" and "(a,,,)" parse but "(a,,)" does not.
+                    self.take()
                     values.append("")
+                    if self.peek().kind is _Tok.CLOSE:
+                        raise self.fail(
+                            self.peek(),
+                            "expected: ',' or identifier (an even run of commas "
+                            "cannot end a value list)",
+                        )
             else:
                 raise self.fail(token, "expected: ',' or identifier")
 
