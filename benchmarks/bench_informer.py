@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ import urllib3
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_apiserver import fill, make_pod
 
-from informers import HTTPListerWatcher, ResourceEventHandlerFuncs, SharedIndexInformer
+from informers import HTTPListerWatcher, ResourceEventHandlerFuncs, SharedIndexInformer, _json
 from informers.resources import PODS
 from informers.testing import ApiServer
 
@@ -55,6 +56,47 @@ def _settle_gc() -> None:
     while one measured in a fresh state pays several (40-60% of the delivery
     time of a growing cache) -- results then depend on the order of runs."""
     gc.collect()
+    _GC.reset()
+
+
+class _GcMeter:
+    """Seconds spent in the cyclic garbage collector (all generations) since
+    the last :meth:`reset`: each contender's timed region is measured alone,
+    so this is the collector's share of that contender's time."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+        gc.callbacks.append(self._callback)
+
+    def reset(self) -> None:
+        self.seconds = 0.0
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._started
+
+
+_GC = _GcMeter()
+
+
+class Timing:
+    """Elapsed seconds of a timed region and the collector's part of them."""
+
+    def __init__(self, elapsed: float) -> None:
+        self.elapsed = elapsed
+        self.gc = _GC.seconds
+
+    def __truediv__(self, other: Timing) -> float:
+        return self.elapsed / other.elapsed
+
+    def __str__(self) -> str:
+        return f"{self.elapsed:.2f} s (GC {self.gc / self.elapsed:.0%})"
+
+    def rate(self, n: int) -> str:
+        return f"{n / self.elapsed:,.0f}/s (GC {self.gc / self.elapsed:.0%})"
 
 
 class Counter:
@@ -74,7 +116,7 @@ class Counter:
 # --------------------------------------------------------------------------- sync
 
 
-def sync_ours(server: Any, n: int) -> float:
+def sync_ours(server: Any, n: int) -> Timing:
     client = server.api_client()
     counter = Counter(n)
     inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods")
@@ -83,7 +125,7 @@ def sync_ours(server: Any, n: int) -> float:
     started = time.perf_counter()
     inf.start()
     assert reg.wait_synced(600)
-    elapsed = time.perf_counter() - started
+    elapsed = Timing(time.perf_counter() - started)
     assert counter.count == n, counter.count
     inf.stop()
     client.close()
@@ -96,7 +138,7 @@ def _wake(server: Any, resource: Any) -> None:
     server.wake()
 
 
-def sync_official(server: Any, n: int) -> float:
+def sync_official(server: Any, n: int) -> Timing:
     client = server.api_client()
     counter = Counter(n)
     api = kubernetes.client.CoreV1Api(client)
@@ -106,7 +148,7 @@ def sync_official(server: Any, n: int) -> float:
     started = time.perf_counter()
     inf.start()
     assert counter.done.wait(1800)
-    elapsed = time.perf_counter() - started
+    elapsed = Timing(time.perf_counter() - started)
     stopper = threading.Thread(target=inf.stop, name="bench-official-stop")
     stopper.start()
     while stopper.is_alive():
@@ -116,13 +158,15 @@ def sync_official(server: Any, n: int) -> float:
     return elapsed
 
 
-def sync_floor(server: Any, n: int) -> float:
+def sync_floor(server: Any, n: int, loads: Callable[[bytes], Any] = json.loads) -> Timing:
+    """The same list fetched (one request, as both informers make it) and
+    parsed with ``loads``; nothing kept but the parsed list."""
     http = urllib3.PoolManager()
     _settle_gc()
     started = time.perf_counter()
     response = http.request("GET", f"{server.url}/api/v1/pods?resourceVersion=0&limit=500")
-    body = json.loads(response.data)
-    elapsed = time.perf_counter() - started
+    body = loads(response.data)
+    elapsed = Timing(time.perf_counter() - started)
     assert len(body["items"]) >= n
     http.clear()
     return elapsed
@@ -144,7 +188,7 @@ def _backlog(server: Any, namespace: str, n: int) -> float:
     return float(server.backlog(namespace, n))
 
 
-def events_ours(server: Any, n: int) -> float:
+def events_ours(server: Any, n: int) -> Timing:
     client = server.api_client()
     counter = Counter(n)
     lw = HTTPListerWatcher(client, PODS, "bench-ours")
@@ -162,13 +206,13 @@ def events_ours(server: Any, n: int) -> float:
     _settle_gc()
     started = _backlog(server, "bench-ours", n)
     assert counter.done.wait(600)
-    elapsed = time.perf_counter() - started
+    elapsed = Timing(time.perf_counter() - started)
     inf.stop()
     client.close()
     return elapsed
 
 
-def events_official(server: Any, n: int) -> float:
+def events_official(server: Any, n: int) -> Timing:
     client = server.api_client()
     api = kubernetes.client.CoreV1Api(client)
     existing = server.count("bench-official")
@@ -183,7 +227,7 @@ def events_official(server: Any, n: int) -> float:
     _settle_gc()
     started = _backlog(server, "bench-official", n)
     assert counter.done.wait(1800)
-    elapsed = time.perf_counter() - started
+    elapsed = Timing(time.perf_counter() - started)
     stopper = threading.Thread(target=inf.stop, name="bench-official-stop")
     stopper.start()
     while stopper.is_alive():
@@ -193,31 +237,45 @@ def events_official(server: Any, n: int) -> float:
     return elapsed
 
 
-def events_floor(server: Any, n: int) -> float:
+def events_floor(
+    server: Any,
+    n: int,
+    namespace: str,
+    loads: Callable[[bytes], Any] = json.loads,
+    *,
+    keep: bool = False,
+) -> Timing:
+    """The same events read (as the informer reads them) and parsed with
+    ``loads``; with ``keep``, each object is also kept in a dict by key, the
+    least any cache does -- and what makes the collector walk a growing heap."""
     http = urllib3.PoolManager()
     rv = server.resource_version
     response = http.request(
         "GET",
-        f"{server.url}/api/v1/namespaces/bench-floor/pods"
+        f"{server.url}/api/v1/namespaces/{namespace}/pods"
         f"?watch=1&resourceVersion={rv}&timeoutSeconds=600",
         preload_content=False,
     )
     time.sleep(0.2)  # let the watch register
+    cache: dict[str, Any] = {}
     _settle_gc()
-    started = _backlog(server, "bench-floor", n)
+    started = _backlog(server, namespace, n)
     seen, pending = 0, b""
     for chunk in response.stream(65536):
         pending += chunk
         *lines, pending = pending.split(b"\n")
         for line in lines:
             if line:
-                json.loads(line)
+                event = loads(line)
+                if keep:
+                    cache[event["object"]["metadata"]["name"]] = event["object"]
                 seen += 1
         if seen >= n:
             break
-    elapsed = time.perf_counter() - started
+    elapsed = Timing(time.perf_counter() - started)
     response.release_conn()
     http.clear()
+    cache.clear()
     return elapsed
 
 
@@ -327,6 +385,10 @@ def serve(watch_buffer_size: int) -> None:
 
 
 def run(pod_counts: list[int], n_events: int, *, official: bool = True) -> list[str]:
+    """Each line: ours, the floors (plain ``json.loads`` as the issue defines
+    it, and the parser ours uses when that is another), the official client
+    when installed; every figure with its garbage-collection share."""
+    fast = _json.loads if _json.BACKEND != "json" else None
     lines = []
     for n in pod_counts:
         with RemoteServer(watch_buffer_size=max(10_000, n_events + 100)) as server:
@@ -334,24 +396,35 @@ def run(pod_counts: list[int], n_events: int, *, official: bool = True) -> list[
             sync_floor(server, n)  # warm the server's per-object JSON caches
             floor = sync_floor(server, n)
             ours = sync_ours(server, n)
-            line = (
-                f"sync {n} pods: ours {ours:.2f} s, floor {floor:.2f} s ({ours / floor:.2f}x floor)"
-            )
+            line = f"sync {n} pods: ours {ours}; floor json {floor} -> {ours / floor:.2f}x"
+            if fast is not None:
+                fast_floor = sync_floor(server, n, fast)
+                line += f"; floor {_json.BACKEND} {fast_floor} -> {ours / fast_floor:.2f}x"
             if official and SharedInformer is not None:
                 theirs = sync_official(server, n)
-                line += f", official {theirs:.2f} s ({theirs / ours:.1f}x slower than ours)"
+                line += f"; official {theirs}: ours {theirs / ours:.1f}x faster"
             lines.append(line)
             print(line, flush=True)
     with RemoteServer(watch_buffer_size=n_events + 100) as server:
-        floor = events_floor(server, n_events)
+        parse = fast or json.loads
+        floor = events_floor(server, n_events, "bench-floor")
+        kept = events_floor(server, n_events, "bench-keep", parse, keep=True)
         ours = events_ours(server, n_events)
         line = (
-            f"watch {n_events} events: ours {n_events / ours:,.0f}/s, "
-            f"floor {n_events / floor:,.0f}/s ({ours / floor:.2f}x floor time)"
+            f"watch {n_events} events: ours {ours.rate(n_events)}; "
+            f"floor json {floor.rate(n_events)} -> {ours / floor:.2f}x floor time"
+        )
+        if fast is not None:
+            fast_floor = events_floor(server, n_events, "bench-fast", fast)
+            line += (
+                f"; floor {_json.BACKEND} {fast_floor.rate(n_events)} -> {ours / fast_floor:.2f}x"
+            )
+        line += (
+            f"; {_json.BACKEND} parse + keep in a dict {kept.rate(n_events)} -> {ours / kept:.2f}x"
         )
         if official and SharedInformer is not None:
             theirs = events_official(server, n_events)
-            line += f", official {n_events / theirs:,.0f}/s (ours {theirs / ours:.1f}x its rate)"
+            line += f"; official {theirs.rate(n_events)}: ours {theirs / ours:.1f}x its rate"
         lines.append(line)
         print(line, flush=True)
     return lines
