@@ -482,7 +482,7 @@ def _streaming_unsupported(err: BaseException) -> bool:
 
 def _rv_of(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata")
-    rv = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+    rv = meta.get("resourceVersion") if type(meta) is dict or isinstance(meta, Mapping) else None
     return rv if isinstance(rv, str) else ""
 
 
@@ -493,22 +493,25 @@ def _newer(rv: str, than: str) -> bool:
     return True
 
 
+_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
+
+
 def _malformed(
     event: Mapping[str, Any], config: ReflectorConfig
 ) -> tuple[str, Mapping[str, Any] | None, str | None]:
     """Returns (type, object, problem); ``problem`` is None for a valid event."""
     etype = event.get("type")
     obj = event.get("object")
-    if not isinstance(etype, str):
+    if type(etype) is not str and not isinstance(etype, str):
         return "", None, "an event without a type"
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):
         return etype, None, f"a {etype} event without an object"
     if etype == "ERROR":
         return etype, obj, None
-    if etype not in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK"):
+    if etype not in _EVENT_TYPES:
         return etype, obj, f"an event of unknown type {etype!r} (rv {_rv_of(obj) or '?'})"
     meta = obj.get("metadata")
-    if not isinstance(meta, Mapping):
+    if type(meta) is not dict and not isinstance(meta, Mapping):
         return etype, obj, f"a {etype} event whose object has no metadata"
     if etype == "BOOKMARK":
         if not _rv_of(obj):
@@ -553,6 +556,8 @@ def step(state: ReflectorState, inp: Input, config: ReflectorConfig) -> Step:
             return Stopped(state.mem), (CloseWatch(),)
         return Stopped(state.mem), ()
     match state:
+        case Watching():  # first: every watch event lands here
+            return _step_watching(state, inp, config)
         case Idle(mem):
             if isinstance(inp, Begin):
                 return _start_initial(replace(mem, watch_list=config.use_watch_list), config)
@@ -560,8 +565,6 @@ def step(state: ReflectorState, inp: Input, config: ReflectorConfig) -> Step:
             return _step_listing(state, inp, config)
         case Streaming():
             return _step_streaming(state, inp, config)
-        case Watching():
-            return _step_watching(state, inp, config)
         case BackingOff(mem, then):
             if isinstance(inp, TimerFired):
                 if then is Next.REWATCH:
@@ -703,23 +706,13 @@ def _step_streaming(state: Streaming, inp: Input, config: ReflectorConfig) -> St
 
 def _step_watching(state: Watching, inp: Input, config: ReflectorConfig) -> Step:
     mem = state.mem
-    if isinstance(inp, WatchOpenError):
-        err = inp.error
-        if _is_retriable_watch_error(err):
-            # Reported too (the hook sees every list/watch error), though
-            # only backed off: the next watch resumes from the same RV.
-            return BackingOff(mem, Next.REWATCH), (
-                Report(err),
-                Backoff("watch refused", _retry_after(err)),
-            )
-        return BackingOff(mem, Next.RELIST), (Report(err), Backoff("watch failed"))
     if isinstance(inp, WatchEvent):
         etype, obj, problem = _malformed(inp.event, config)
         if problem is not None or obj is None:
-            err = _decode_error(config, problem or "an invalid event")
+            bad = _decode_error(config, problem or "an invalid event")
             return BackingOff(mem, Next.RELIST), (
                 CloseWatch(),
-                Report(err),
+                Report(bad),
                 Backoff("malformed event"),
             )
         if etype == "ERROR":
@@ -749,6 +742,16 @@ def _step_watching(state: Watching, inp: Input, config: ReflectorConfig) -> Step
         if etype == "DELETED":
             return nxt, (StoreDelete(obj),)
         return nxt, ()  # BOOKMARK: only the RV moves
+    if isinstance(inp, WatchOpenError):
+        failure = inp.error
+        if _is_retriable_watch_error(failure):
+            # Reported too (the hook sees every list/watch error), though
+            # only backed off: the next watch resumes from the same RV.
+            return BackingOff(mem, Next.REWATCH), (
+                Report(failure),
+                Backoff("watch refused", _retry_after(failure)),
+            )
+        return BackingOff(mem, Next.RELIST), (Report(failure), Backoff("watch failed"))
     if isinstance(inp, WatchEnded):
         if isinstance(inp.error, WatchDecodeError):
             return BackingOff(mem, Next.RELIST), (Report(inp.error), Backoff("malformed event"))
