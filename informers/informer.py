@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from informers import signals as _signals
 from informers.clock import REAL_CLOCK, Clock
-from informers.errors import FIFOClosedError, InformerStateError
+from informers.errors import FIFOClosedError, IndexFunctionError, InformerStateError
 from informers.fifo import Delta, DeltaType, RealFIFO, TransformFunc, _KeyedDeltas
 from informers.listwatch import ListerWatcher
 from informers.objects import (
@@ -355,7 +355,9 @@ class SharedIndexInformer:
             getattr(getattr(lister_watcher, "resource", None), "plural", "") or "informer"
         )
         self._lw = lister_watcher
-        self._indexer = Indexer(indexers=dict(indexers or {}))
+        self._indexer = Indexer(
+            indexers=dict(indexers or {}), on_index_error=self._index_function_failed
+        )
         self._default_resync = resync_period
         self._resync_check = resync_period
         self._reflector_config = reflector_config or ReflectorConfig(description=self.name)
@@ -423,8 +425,26 @@ class SharedIndexInformer:
         return self._new_registration(handler, period)
 
     def add_indexers(self, indexers: Indexers) -> None:
-        """Add indexes to the cache (also after start)."""
+        """Add indexes to the cache (also after start). Raises
+        :class:`~informers.IndexFunctionError` (adding nothing) when a new
+        index function fails on an object already cached.
+
+        Once added, an index function that fails on an incoming object does
+        not stop it from being cached: the object is stored, indexed under no
+        value in that index, and the failure is logged as an error naming the
+        index and the object's key (as :class:`~informers.Indexer` does with
+        ``on_index_error``)."""
         self._indexer.add_indexers(indexers)
+
+    def _index_function_failed(self, error: IndexFunctionError) -> None:
+        cause = error.__cause__
+        log.error(
+            "%s: %s; the object is cached, but not in index %r",
+            self.name,
+            error,
+            error.index_name,
+            exc_info=(type(cause), cause, cause.__traceback__) if cause is not None else None,
+        )
 
     def set_transform(self, transform: TransformFunc | None) -> None:
         """Set a function applied once to every incoming object before it is
@@ -622,9 +642,10 @@ class SharedIndexInformer:
             except FIFOClosedError:
                 return
             except Exception:
-                # An index function that raises, say: the store is left as it
-                # was (all or nothing), so the cache misses this change until
-                # the object's next event or the next relist applies cleanly.
+                # A handler's notification cannot raise here (listeners run on
+                # their own threads) and index functions that fail are logged
+                # by _index_function_failed: what is left is a key function
+                # failing, or a bug. The store is left as it was.
                 log.exception(
                     "%s: applying a queue entry failed; the cache misses that change", self.name
                 )

@@ -23,7 +23,7 @@ from __future__ import annotations
 import builtins
 import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from informers.errors import (
@@ -147,14 +147,26 @@ def _index_values(index_func: IndexFunc, obj: Any) -> _Values:
     )
 
 
-def _compute(indexers: Mapping[str, IndexFunc], key: str, obj: Any) -> dict[str, _Values]:
-    """The values of ``obj`` in every index; IndexFunctionError on failure."""
+def _compute(
+    indexers: Mapping[str, IndexFunc],
+    key: str,
+    obj: Any,
+    on_error: Callable[[IndexFunctionError], None] | None = None,
+) -> dict[str, _Values]:
+    """The values of ``obj`` in every index. A failing index function raises
+    IndexFunctionError, or, given ``on_error``, is reported to it and the
+    object gets no values in that index."""
     computed: dict[str, _Values] = {}
     for name, func in indexers.items():
         try:
             computed[name] = _index_values(func, obj)
         except _IndexFuncFailedError as err:
-            raise IndexFunctionError(name, key, str(err)) from err.__cause__
+            error = IndexFunctionError(name, key, str(err))
+            if on_error is None:
+                raise error from err.__cause__
+            error.__cause__ = err.__cause__
+            on_error(error)
+            computed[name] = _NO_VALUES
     return computed
 
 
@@ -201,6 +213,13 @@ class Indexer:
       returns something other than a list of strings raises
       :class:`~informers.IndexFunctionError` naming the index and the key
       (for :meth:`replace` and :meth:`add_indexers` too: all or nothing).
+      Unless ``on_index_error`` is given: then :meth:`add`, :meth:`update`
+      and :meth:`replace` store the object anyway, indexed under no value in
+      the failing index, and call ``on_index_error`` with the
+      :class:`~informers.IndexFunctionError` (outside the lock; what it
+      raises propagates). The informer's own store works this way, so an
+      index function that fails on one object never costs the cache a whole
+      relist (:meth:`add_indexers` still raises: its caller is right there).
       An unknown index name raises :class:`~informers.UnknownIndexError`;
       registering a name twice raises :class:`~informers.IndexConflictError`.
     * Key and index functions run outside the lock (so they must not assume
@@ -213,9 +232,14 @@ class Indexer:
     """
 
     def __init__(
-        self, key_func: KeyFunc = meta_namespace_key, indexers: Indexers | None = None
+        self,
+        key_func: KeyFunc = meta_namespace_key,
+        indexers: Indexers | None = None,
+        *,
+        on_index_error: Callable[[IndexFunctionError], None] | None = None,
     ) -> None:
         self._key_func = key_func
+        self._on_index_error = on_index_error
         self._lock = threading.Lock()
         # --- guarded by _lock ---------------------------------------------
         # key -> object.
@@ -273,7 +297,7 @@ class Indexer:
         key = self._key(obj)
         while True:
             indexers = self._indexers
-            computed = _compute(indexers, key, obj)
+            computed = _compute(indexers, key, obj, self._on_index_error)
             with self._lock:
                 if self._indexers is indexers:
                     self._put_locked(key, obj, computed)
@@ -286,7 +310,7 @@ class Indexer:
         ``None`` for a new key, read under the same lock acquisition."""
         while True:
             indexers = self._indexers
-            computed = _compute(indexers, key, obj)
+            computed = _compute(indexers, key, obj, self._on_index_error)
             with self._lock:
                 if self._indexers is indexers:
                     old = self._items.get(key)
@@ -335,12 +359,13 @@ class Indexer:
         """Internal: :meth:`replace` with the keys already computed (``items``
         maps each object's key, as this store's key function makes it, to the
         object). Takes ownership of ``items``."""
+        on_error = self._on_index_error
         while True:
             indexers = self._indexers
             indices: dict[str, _Index] = {name: {} for name in indexers}
             all_values: dict[str, dict[str, _Values]] = {name: {} for name in indexers}
             for key, obj in items.items():
-                for name, new in _compute(indexers, key, obj).items():
+                for name, new in _compute(indexers, key, obj, on_error).items():
                     if new:
                         all_values[name][key] = new
                         _reindex(indices[name], key, _NO_VALUES, new)

@@ -150,13 +150,17 @@ class IndexedStoreStateMachine(RuleBasedStateMachine):
     Override :meth:`make_store` to test another implementation (the default
     builds an :class:`~informers.Indexer`). Class attributes tune the checks:
     ``check_errors`` (the error contract), ``check_identity`` (reads return
-    the very objects that were stored, not copies) and ``check_len``
-    (``len(store)`` equals the number of objects).
+    the very objects that were stored, not copies), ``check_len``
+    (``len(store)`` equals the number of objects) and ``tolerant_indexing``
+    (the store is an :class:`~informers.Indexer` built with
+    ``on_index_error``: an object an index function fails on is stored
+    anyway, left out of that index, and the failure reported).
     """
 
     check_errors: ClassVar[bool] = True
     check_identity: ClassVar[bool] = False
     check_len: ClassVar[bool] = True
+    tolerant_indexing: ClassVar[bool] = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -164,10 +168,17 @@ class IndexedStoreStateMachine(RuleBasedStateMachine):
         self.model: dict[str, Any] = {}
         self.indexers: dict[str, IndexFunc] = {}
         self.version = 0
+        #: (index name, key) of every failure reported to ``on_index_error``.
+        self.index_failures: list[tuple[str, str]] = []
 
     def make_store(self, key_func: KeyFunc, indexers: dict[str, IndexFunc]) -> IndexedStore:
         """Build the store under test; override this."""
+        if self.tolerant_indexing:
+            return Indexer(key_func, indexers, on_index_error=self._index_failed)
         return Indexer(key_func, indexers)
+
+    def _index_failed(self, error: IndexFunctionError) -> None:
+        self.index_failures.append((error.index_name, error.key))
 
     # ----------------------------------------------------------- helpers
 
@@ -197,6 +208,8 @@ class IndexedStoreStateMachine(RuleBasedStateMachine):
         index: dict[str, set[str]] = {}
         func = self.indexers[name]
         for key, obj in self.model.items():
+            if self.tolerant_indexing and name == "tags" and self._poisoned(obj):
+                continue  # stored, but in no value of the index that fails on it
             for value in func(obj):
                 index.setdefault(value, set()).add(key)
         return index
@@ -234,7 +247,12 @@ class IndexedStoreStateMachine(RuleBasedStateMachine):
     def add_poisoned(self, namespace: str, name: str, use_update: bool) -> None:
         obj = self._object(namespace, name, {POISON_LABEL: "yes", "app": "web"})
         write = self._store.update if use_update else self._store.add
-        if self._fails_indexing([obj]):
+        if self._fails_indexing([obj]) and self.tolerant_indexing:
+            reported = len(self.index_failures)
+            write(obj)
+            self.model[meta_namespace_key(obj)] = obj
+            assert self.index_failures[reported:] == [("tags", meta_namespace_key(obj))]
+        elif self._fails_indexing([obj]):
             err = _expect(IndexFunctionError, write, obj)
             assert err.index_name == "tags"
             assert err.key == meta_namespace_key(obj)
@@ -269,8 +287,14 @@ class IndexedStoreStateMachine(RuleBasedStateMachine):
         if poison and objects and self.check_errors:
             objects[-1]["metadata"]["labels"] = {POISON_LABEL: "yes"}
         version = str(self.version)
-        if self._fails_indexing(objects):
+        if self._fails_indexing(objects) and not self.tolerant_indexing:
             _expect(IndexFunctionError, self._store.replace, objects, version)
+            return
+        if self._fails_indexing(objects):
+            reported = len(self.index_failures)
+            self._store.replace(objects, version)
+            self.model = {meta_namespace_key(o): o for o in objects}
+            assert self.index_failures[reported:] == [("tags", meta_namespace_key(objects[-1]))]
             return
         self._store.replace(iter(objects), version)  # any iterable will do
         self.model = {meta_namespace_key(o): o for o in objects}

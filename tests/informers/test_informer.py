@@ -292,3 +292,34 @@ def test_start_twice_and_handler_after_stop_are_refused(informer: SharedIndexInf
     informer.stop()
     with pytest.raises(InformerStateError):
         informer.add_event_handler(Recorder())
+
+
+def test_an_index_function_failing_on_one_object_costs_the_cache_nothing(
+    lw: FakeListerWatcher, caplog: pytest.LogCaptureFixture
+) -> None:
+    def by_app(obj: Any) -> list[str]:
+        return [obj["metadata"]["labels"]["app"]]  # KeyError without the label
+
+    lw.set_objects([pod("a", "2", app="web"), pod("b", "3")], "5")
+    informer = SharedIndexInformer(lw, name="pods", indexers={"app": by_app})
+    rec = Recorder()
+    informer.add_event_handler(rec)
+    try:
+        informer.start()
+        # The initial list (one relist entry) holds an object the index
+        # function fails on: the informer still syncs, with every object.
+        assert informer.wait_synced(5)
+        w = lw.wait_for_watch()
+        w.add(pod("c", "6"))  # fails too: cached, and the events keep flowing
+        w.add(pod("d", "7", app="web"))
+        settle(informer, "7")
+        store = informer.get_indexer()
+        assert store.list_keys() == ["ns/a", "ns/b", "ns/c", "ns/d"]
+        assert [o["metadata"]["name"] for o in store.by_index("app", "web")] == ["a", "d"]
+        assert [e[1] for e in rec.events] == ["a", "b", "c", "d"]
+    finally:
+        informer.stop()
+    failed = [r for r in caplog.records if "not in index 'app'" in r.getMessage()]
+    assert [r.levelname for r in failed] == ["ERROR", "ERROR"]
+    assert "'ns/b'" in failed[0].getMessage()
+    assert "'ns/c'" in failed[1].getMessage()

@@ -569,3 +569,53 @@ def test_concurrent_readers_see_consistent_snapshots() -> None:
     assert not errors, errors[0]
     assert reads[0] > 0
     assert len(store) == size
+
+
+# --------------------------------------------------------------- on_index_error
+
+
+def _app_index(obj: Any) -> list[str]:
+    return [obj["metadata"]["labels"]["app"]]  # KeyError for an object without the label
+
+
+def test_on_index_error_stores_the_object_outside_the_failing_index() -> None:
+    failures: list[IndexFunctionError] = []
+    store = Indexer(indexers={"app": _app_index}, on_index_error=failures.append)
+    good = {"metadata": {"name": "a", "namespace": "ns", "labels": {"app": "web"}}}
+    bad = {"metadata": {"name": "b", "namespace": "ns"}}
+    store.replace([good, bad], "1")
+    assert store.list_keys() == ["ns/a", "ns/b"]
+    assert store.by_index("app", "web") == [good]
+    assert [(f.index_name, f.key) for f in failures] == [("app", "ns/b")]
+    assert isinstance(failures[0].__cause__, KeyError)
+    # An update that fixes the object indexes it; one that breaks it again
+    # takes it out of the index (never left under a stale value).
+    fixed = {"metadata": {"name": "b", "namespace": "ns", "labels": {"app": "db"}}}
+    store.update(fixed)
+    assert store.by_index("app", "db") == [fixed]
+    store.add(bad)
+    assert store.by_index("app", "db") == []
+    assert store.get_by_key("ns/b") is bad
+    assert len(failures) == 2
+
+
+def test_without_on_index_error_a_failing_write_changes_nothing() -> None:
+    store = Indexer(indexers={"app": _app_index})
+    good = {"metadata": {"name": "a", "labels": {"app": "web"}}}
+    store.add(good)
+    with pytest.raises(IndexFunctionError, match=r"'app'.*'b'"):
+        store.replace([good, {"metadata": {"name": "b"}}], "2")
+    with pytest.raises(IndexFunctionError):
+        store.add({"metadata": {"name": "a"}})
+    assert store.list() == [good]
+    assert store.by_index("app", "web") == [good]
+
+
+def test_add_indexers_still_raises_with_on_index_error() -> None:
+    failures: list[IndexFunctionError] = []
+    store = Indexer(on_index_error=failures.append)
+    store.add({"metadata": {"name": "b"}})
+    with pytest.raises(IndexFunctionError):
+        store.add_indexers({"app": _app_index})
+    assert store.get_indexers() == {}
+    assert failures == []

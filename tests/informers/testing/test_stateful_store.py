@@ -157,3 +157,13 @@ def test_informers_testing_imports_without_hypothesis() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "lazy"
+
+
+class TolerantIndexerMachine(IndexedStoreStateMachine):
+    """The informer's kind of store: index failures are reported, not raised."""
+
+    check_identity = True
+    tolerant_indexing = True
+
+
+TestTolerantIndexer = TolerantIndexerMachine.TestCase
