@@ -448,7 +448,10 @@ def _can_abort(api_client: Any) -> bool:
 
 
 class _HTTPWatchStream:
-    """A watch over one urllib3 response, read line by line."""
+    """A watch over one urllib3 response, read line by line.
+
+    The response (and its pooled connection) is released exactly once: when
+    iteration ends, or by :meth:`stop` when iteration never started."""
 
     def __init__(
         self, response: Any, description: str, done: Callable[[], None] | None = None
@@ -457,17 +460,23 @@ class _HTTPWatchStream:
         self._description = description
         self._done = done  # called as the response is closed
         self._lock = threading.Lock()
-        self._stopped = False  # guarded by _lock
+        # Guarded by _lock:
+        self._stopped = False
+        self._started = False  # iteration began: its end releases the response
+        self._closed = False
 
     def stop(self) -> None:
         with self._lock:
             if self._stopped:
                 return
             self._stopped = True
+            idle = not self._started
         try:
             self._response.shutdown()  # unblocks a recv() in another thread
         except (OSError, AttributeError, ValueError):  # already released
             log.debug("shutdown of the %s watch failed", self._description, exc_info=True)
+        if idle:  # nobody will iterate (or finish iterating) to release it
+            self._close()
 
     @property
     def stopped(self) -> bool:
@@ -475,6 +484,10 @@ class _HTTPWatchStream:
         return self._stopped
 
     def _close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
         if self._done is not None:
             self._done()  # before the connection can serve another request
         try:
@@ -488,6 +501,10 @@ class _HTTPWatchStream:
             log.debug("close of the %s watch failed", self._description, exc_info=True)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        with self._lock:
+            if self.stopped:  # stop() came first and released the response
+                return
+            self._started = True
         pending = b""
         decode = self._decode
         try:

@@ -22,6 +22,7 @@ from informers.errors import (
 from informers.listwatch import (
     HTTPListerWatcher,
     ListOptions,
+    RequestAborter,
     discover_resource,
     error_from_status,
     is_connection_refused,
@@ -356,3 +357,24 @@ def test_discovery_resolves_core_group_and_crds(server: tuple[Script, Any]) -> N
     with pytest.raises(ApiError) as info:
         discover_resource(client, "bars.example.com")
     assert info.value.status == 404
+
+
+@pytest.mark.parametrize("abortable", [False, True])
+def test_a_watch_stopped_before_it_is_iterated_gives_its_connection_back(
+    server: tuple[Script, Any], abortable: bool
+) -> None:
+    script, client = server
+    script.responses["/api/v1/pods?watch"] = (200, {}, [j({"type": "ADDED"}) + b"\n"])
+    aborter = RequestAborter()
+    lw = HTTPListerWatcher(client, PODS)
+    view = lw.abortable(aborter) if abortable else lw
+    pool = client.rest_client.pool_manager.connection_from_url(client.configuration.host)
+    free = pool.pool.qsize()
+    stream = view.watch(ListOptions(timeout_seconds=30))
+    assert pool.pool.qsize() == free - 1  # the watch holds a slot
+    stream.stop()
+    assert pool.pool.qsize() == free
+    assert aborter._conns == set()  # no longer tracked as in flight
+    assert list(stream) == []  # iterating afterwards yields nothing, releases nothing twice
+    stream.stop()
+    assert pool.pool.qsize() == free
