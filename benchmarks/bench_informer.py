@@ -380,7 +380,12 @@ def serve(watch_buffer_size: int) -> None:
                 answer = str(len(server.list_objects(PODS, args[0])))
             elif command == "wake":
                 name = f"wake-{time.monotonic_ns()}"
-                server.create(PODS, {"metadata": {"name": name, "namespace": args[0]}, "spec": {}})
+                # A valid pod (containers set): the official client's models
+                # refuse a pod without them, and a later list must parse.
+                spec = {"containers": [{"name": "main", "image": "busybox"}]}
+                server.create(
+                    PODS, {"metadata": {"name": name, "namespace": args[0]}, "spec": spec}
+                )
             elif command == "stall":
                 if args[0] not in namespaces:
                     server.create("namespaces", {"metadata": {"name": args[0]}})
