@@ -38,6 +38,26 @@ class OldApiClient(kubernetes.client.ApiClient):  # type: ignore[misc]
         return super().__getattribute__(name)
 
 
+class ThreeArgAuthApiClient(OldApiClient):
+    """And ``update_params_for_auth(headers, querys, auth_settings)`` as
+    kubernetes 31 to 35 have it (37 added the request to the signature)."""
+
+    def update_params_for_auth(  # type: ignore[override]
+        self, headers: dict[str, str], querys: list[Any], auth_settings: list[str]
+    ) -> None:
+        for name in auth_settings:
+            setting = self.configuration.auth_settings().get(name)
+            if setting:
+                assert setting["in"] == "header"
+                headers[setting["key"]] = setting["value"]
+
+
+CLIENTS = {
+    "old": OldApiClient,
+    "old-auth": ThreeArgAuthApiClient,
+    "current": kubernetes.client.ApiClient,
+}
+
 Seen = list[dict[str, str]]
 
 
@@ -66,11 +86,10 @@ def _configuration(api_server: ApiServer, tmp_path: Path) -> Any:
     return config
 
 
-@pytest.fixture(params=["old", "current"])
+@pytest.fixture(params=sorted(CLIENTS))
 def client(request: pytest.FixtureRequest, api_server: ApiServer, tmp_path: Path) -> Iterator[Any]:
-    cls = OldApiClient if request.param == "old" else kubernetes.client.ApiClient
-    c = cls(_configuration(api_server, tmp_path))
-    if request.param == "old":
+    c = CLIENTS[request.param](_configuration(api_server, tmp_path))
+    if request.param != "current":
         assert not hasattr(c, "param_serialize")
     yield c
     c.close()
@@ -165,11 +184,16 @@ def test_fallback_builds_what_param_serialize_builds(api_server: ApiServer, tmp_
     # On a client that has param_serialize (37+), the fallback must agree with it.
     config = _configuration(api_server, tmp_path)
     path = "/api/v1/namespaces/default/pods?labelSelector=app%20in%20%28a%2Cb%29&watch=true"
-    with kubernetes.client.ApiClient(config) as current, OldApiClient(config) as old:
-        for c in (current, old):
+    with (
+        kubernetes.client.ApiClient(config) as current,
+        OldApiClient(config) as old,
+        ThreeArgAuthApiClient(config) as older,
+    ):
+        for c in (current, old, older):
             c.set_default_header("X-Request-Tag", "compat")
             c.cookie = "session=abc"
         assert _prepare_get(old, path) == _prepare_get(current, path)
+        assert _prepare_get(older, path) == _prepare_get(current, path)
         url, headers = _prepare_get(old, path)
     assert url == api_server.url + path
     assert headers["authorization"] == f"Bearer {DUMMY_TOKEN}"
