@@ -28,6 +28,7 @@ reflector binds one per run and aborts it when it is stopped.
 from __future__ import annotations
 
 import copy
+import inspect
 import logging
 import socket
 import threading
@@ -320,17 +321,54 @@ def _nothing() -> None:
     pass
 
 
+def _prepare_get(api_client: Any, path: str) -> tuple[str, dict[str, str]]:
+    """The URL and headers of a GET of ``path`` (query string included) as
+    ``api_client`` sends its own requests: the configured host, the client's
+    default headers (user agent...) and cookie, ``Accept: application/json``
+    and the bearer credentials of its configuration (``api_key``,
+    ``api_key_prefix``, ``refresh_api_key_hook``). TLS and proxies are the
+    pool manager's business. May call the configuration's refresh hook.
+
+    ``kubernetes`` >= 37 has ``ApiClient.param_serialize`` for this;
+    older clients (31 to 36) do the same steps inside their private
+    ``__call_api``, so they are repeated here with the client's own parts.
+    """
+    serialize = getattr(api_client, "param_serialize", None)
+    if serialize is not None:
+        _method, url, headers, _body, _post = serialize(
+            "GET",
+            path,
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )
+        return str(url), dict(headers)
+    headers = {"Accept": "application/json", **api_client.default_headers}
+    if api_client.cookie:
+        headers["Cookie"] = api_client.cookie
+    headers = dict(
+        api_client.parameters_to_tuples(api_client.sanitize_for_serialization(headers), None)
+    )
+    queries: list[tuple[str, str]] = []
+    update = api_client.update_params_for_auth
+    if "resource_path" in inspect.signature(update).parameters:
+        # kubernetes >= 37 (a client that hides param_serialize): the request
+        # itself is part of the signature.
+        update(headers, queries, ["BearerToken"], path, "GET", None)
+    else:  # 31 to 35: (headers, querys, auth_settings); 36 adds request_auth=None
+        update(headers, queries, ["BearerToken"])
+    url = api_client.configuration.host + path
+    if queries:  # an auth setting carried in the query (none of the client's are today)
+        separator = "&" if "?" in path else "?"
+        url += separator + urllib.parse.urlencode(queries, quote_via=urllib.parse.quote)
+    return url, headers
+
+
 def _send(api_client: Any, path: str, read_timeout: float) -> Any:
     """GET ``path`` with the client's host, credentials, TLS and pool; the raw
     urllib3 response, body not read."""
-    method, url, headers, _body, _post = api_client.param_serialize(
-        "GET",
-        path,
-        header_params={"Accept": "application/json"},
-        auth_settings=["BearerToken"],
-    )
+    url, headers = _prepare_get(api_client, path)
     return api_client.rest_client.pool_manager.request(
-        method,
+        "GET",
         url,
         headers=headers,
         timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT, read=read_timeout),
@@ -345,12 +383,7 @@ def _send_abortable(
     """GET ``path`` on a pooled connection tracked by ``aborter``, one attempt
     (the reflector retries itself); the raw response (body not read) and its
     connection, which the caller untracks once done with the response."""
-    method, url, headers, _body, _post = api_client.param_serialize(
-        "GET",
-        path,
-        header_params={"Accept": "application/json"},
-        auth_settings=["BearerToken"],
-    )
+    url, headers = _prepare_get(api_client, path)
     pool_manager = api_client.rest_client.pool_manager
     pool = pool_manager.connection_from_url(url)
     timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT, read=read_timeout)
@@ -377,7 +410,7 @@ def _send_abortable(
     try:
         response = pool._make_request(
             conn,
-            method,
+            "GET",
             parse_url(url).request_uri,
             headers=headers,
             retries=Retry(False),

@@ -84,7 +84,9 @@ def server() -> Iterator[tuple[Script, Any]]:
     thread.start()
     config = kubernetes.client.Configuration()
     config.host = f"http://127.0.0.1:{httpd.server_address[1]}"
-    config.api_key = {"authorization": "Bearer sekret"}
+    # The entry the client reads: "authorization" before kubernetes 36,
+    # "BearerToken" in 36.0.1, either from 36.0.2 on.
+    config.api_key = {"authorization": "Bearer sekret", "BearerToken": "Bearer sekret"}
     client = kubernetes.client.ApiClient(config)
     try:
         yield script, client

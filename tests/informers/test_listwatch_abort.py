@@ -106,6 +106,9 @@ def stub() -> Iterator[Stub]:
     finally:
         server.behaviour.release.set()
         api_client.close()
+        # Clients before kubernetes 37 keep their idle keep-alive connections
+        # open through close(); server_close() below waits for them.
+        api_client.rest_client.pool_manager.clear()
         server.shutdown()
         server.server_close()
         thread.join()
