@@ -7,8 +7,11 @@ beyond float range, lone UTF-16 surrogates, nesting deeper than 1024), the
 standard parser is asked instead. Where it would silently answer something
 else -- an integer beyond 64 bits becomes a float -- the input is routed to the
 standard parser up front: such an integer has at least 19 consecutive digits,
-which one C-level scan of the bytes detects. So :func:`loads` returns exactly
-what ``json.loads`` returns, or raises :class:`ValueError` where it raises.
+which one C-level scan of the bytes detects. So :func:`loads` returns what
+``json.loads`` returns, or raises :class:`ValueError` where it raises
+(``RecursionError`` included), with one difference: a document nested
+deeper than the interpreter's recursion limit allows ``json.loads`` to
+follow, but no deeper than 1024, is parsed rather than refused.
 
 Set the environment variable ``KUBE_INFORMERS_JSON=stdlib`` to use the
 standard parser only.

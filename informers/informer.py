@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from cachetools import LRUCache
+
 from informers import signals as _signals
 from informers.clock import REAL_CLOCK, Clock
 from informers.errors import FIFOClosedError, IndexFunctionError, InformerStateError
@@ -355,6 +357,7 @@ class SharedIndexInformer:
             getattr(getattr(lister_watcher, "resource", None), "plural", "") or "informer"
         )
         self._lw = lister_watcher
+        self._index_failures: LRUCache[tuple[str, str], bool] = LRUCache(maxsize=10_000)
         self._indexer = Indexer(
             indexers=dict(indexers or {}), on_index_error=self._index_function_failed
         )
@@ -433,17 +436,27 @@ class SharedIndexInformer:
         not stop it from being cached: the object is stored, indexed under no
         value in that index, and the failure is logged as an error naming the
         index and the object's key (as :class:`~informers.Indexer` does with
-        ``on_index_error``)."""
+        ``on_index_error``) -- once per object and index; repeats (every
+        resync would repeat it) are logged at debug level."""
         self._indexer.add_indexers(indexers)
 
     def _index_function_failed(self, error: IndexFunctionError) -> None:
+        # Called on the informer loop thread only. Every resync and relist
+        # would repeat the same failure: an error once per (index, key),
+        # remembered in a bounded cache, then debug lines.
+        seen = (error.index_name, error.key)
+        repeated = seen in self._index_failures
+        self._index_failures[seen] = True
         cause = error.__cause__
-        log.error(
+        log.log(
+            logging.DEBUG if repeated else logging.ERROR,
             "%s: %s; the object is cached, but not in index %r",
             self.name,
             error,
             error.index_name,
-            exc_info=(type(cause), cause, cause.__traceback__) if cause is not None else None,
+            exc_info=None
+            if repeated or cause is None
+            else (type(cause), cause, cause.__traceback__),
         )
 
     def set_transform(self, transform: TransformFunc | None) -> None:

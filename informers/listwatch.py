@@ -33,6 +33,7 @@ import logging
 import socket
 import threading
 import urllib.parse
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
@@ -263,10 +264,12 @@ class RequestAborter:
     def abort(self) -> None:
         """Abort every request in flight and every later one. Idempotent."""
         with self._lock:
+            # Under the lock (shutdown never blocks): a connection is untracked
+            # under it before it goes back to the pool, so a request that
+            # reuses it can never be hit.
             self._aborted = True
-            conns = list(self._conns)
-        for conn in conns:
-            _shutdown(conn)
+            for conn in self._conns:
+                _shutdown(conn)
 
     def _track(self, conn: Any) -> None:
         with self._lock:
@@ -427,6 +430,20 @@ def _send_abortable(
             raise ConnectionAbortedError("the request was aborted") from exc
         raise
     del conn.connect, conn._new_conn
+    # urllib3 gives the connection back to the pool by itself once it has read
+    # a body to its end: untrack it first, or an abort could shut down the
+    # socket of the next request that takes it.
+    # (A weak reference: a closure holding the response would make a cycle,
+    # and a response waiting for the collector keeps its socket open.)
+    ref = weakref.ref(response)
+
+    def release_conn() -> None:
+        aborter._untrack(conn)
+        alive = ref()
+        if alive is not None:
+            type(alive).release_conn(alive)
+
+    response.release_conn = release_conn
     return response, conn
 
 
@@ -506,7 +523,7 @@ class _HTTPWatchStream:
             idle = not self._started
         try:
             self._response.shutdown()  # unblocks a recv() in another thread
-        except (OSError, AttributeError, ValueError):  # already released
+        except (OSError, AttributeError, ValueError, RuntimeError):  # already released
             log.debug("shutdown of the %s watch failed", self._description, exc_info=True)
         if idle:  # nobody will iterate (or finish iterating) to release it
             self._close()
@@ -568,7 +585,8 @@ class _HTTPWatchStream:
         try:
             event = _json.loads(line)
         except ValueError as exc:
-            what = f"watch line of {len(line)} bytes is not JSON ({type(exc).__name__})"
+            size = len(line.rstrip(b"\r\n"))
+            what = f"watch line of {size} bytes is not JSON ({type(exc).__name__})"
             raise WatchDecodeError(f"{self._description}: {what}") from None
         if type(event) is not dict:
             raise WatchDecodeError(f"{self._description}: watch line is not a JSON object")

@@ -508,7 +508,7 @@ def _malformed(
         return etype, None, f"a {etype} event without an object"
     if etype == "ERROR":
         return etype, obj, None
-    if etype not in _EVENT_TYPES:
+    if etype not in (_EVENT_TYPES if type(etype) is str else tuple(_EVENT_TYPES)):
         return etype, obj, f"an event of unknown type {etype!r} (rv {_rv_of(obj) or '?'})"
     meta = obj.get("metadata")
     if type(meta) is not dict and not isinstance(meta, Mapping):

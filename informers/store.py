@@ -217,7 +217,8 @@ class Indexer:
       and :meth:`replace` store the object anyway, indexed under no value in
       the failing index, and call ``on_index_error`` with the
       :class:`~informers.IndexFunctionError` (outside the lock; what it
-      raises propagates). The informer's own store works this way, so an
+      raises propagates; a write racing :meth:`add_indexers` may report the
+      same failure twice). The informer's own store works this way, so an
       index function that fails on one object never costs the cache a whole
       relist (:meth:`add_indexers` still raises: its caller is right there).
       An unknown index name raises :class:`~informers.UnknownIndexError`;

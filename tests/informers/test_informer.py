@@ -323,3 +323,27 @@ def test_an_index_function_failing_on_one_object_costs_the_cache_nothing(
     assert [r.levelname for r in failed] == ["ERROR", "ERROR"]
     assert "'ns/b'" in failed[0].getMessage()
     assert "'ns/c'" in failed[1].getMessage()
+
+
+def test_an_index_failure_is_an_error_once_per_object_then_debug(
+    lw: FakeListerWatcher, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("DEBUG", logger="informers.informer")
+    lw.set_objects([pod("b", "3")], "5")  # no "app" label: by_app fails on it
+
+    def by_app(obj: Any) -> list[str]:
+        return [obj["metadata"]["labels"]["app"]]
+
+    informer = SharedIndexInformer(lw, name="pods", clock=clock, indexers={"app": by_app})
+    try:
+        informer.start()
+        assert informer.wait_synced(5)
+        w = lw.wait_for_watch()
+        w.modify(pod("b", "6"))  # the same failure again, for the same object
+        w.modify(pod("b", "7"))  # (as every resync would repeat it)
+        settle(informer, "7")
+        assert informer.get_indexer().list_keys() == ["ns/b"]
+    finally:
+        informer.stop()
+    levels = [r.levelname for r in caplog.records if "not in index 'app'" in r.getMessage()]
+    assert levels == ["ERROR", "DEBUG", "DEBUG"]

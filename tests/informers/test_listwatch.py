@@ -37,6 +37,7 @@ class Script:
         self.responses: dict[str, tuple[int, dict[str, str], list[bytes]]] = {}
         self.requests: list[tuple[str, dict[str, list[str]], dict[str, str]]] = []
         self.hold = threading.Event()  # watch bodies wait on this after their chunks
+        self.sized_watch = False  # watch bodies with a Content-Length, not chunked
 
 
 def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
@@ -56,7 +57,7 @@ def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
             self.send_header("Connection", "close")
             for k, v in headers.items():
                 self.send_header(k, v)
-            if "watch" in key and status == 200:
+            if "watch" in key and status == 200 and not script.sized_watch:
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
                 for chunk in chunks:
@@ -380,3 +381,41 @@ def test_a_watch_stopped_before_it_is_iterated_gives_its_connection_back(
     assert list(stream) == []  # iterating afterwards yields nothing, releases nothing twice
     stream.stop()
     assert pool.pool.qsize() == free
+
+
+def test_a_watch_body_read_to_its_end_is_untracked_before_it_returns_to_the_pool(
+    server: tuple[Script, Any],
+) -> None:
+    # urllib3 gives the connection back to the pool by itself once it read a
+    # sized body to its end, before the stream's own cleanup runs: the aborter
+    # must not track it by then (an abort would shut down the socket of
+    # whichever request takes it next), and a stop() must still be harmless.
+    script, client = server
+    script.sized_watch = True
+    events = [j({"type": "ADDED", "object": {"metadata": {"name": n}}}) + b"\n" for n in "ab"]
+    script.responses["/api/v1/pods?watch"] = (200, {}, events)
+    aborter = RequestAborter()
+    pool = client.rest_client.pool_manager.connection_from_url(client.configuration.host)
+    free = pool.pool.qsize()
+    stream = (
+        HTTPListerWatcher(client, PODS).abortable(aborter).watch(ListOptions(timeout_seconds=30))
+    )
+    it = iter(stream)
+    assert next(it)["object"]["metadata"]["name"] == "a"
+    assert pool.pool.qsize() == free  # the whole body was read: back in the pool
+    assert aborter._conns == set()
+    raised: list[BaseException] = []
+
+    def stop() -> None:
+        try:
+            stream.stop()
+        except BaseException as exc:  # noqa: BLE001 - recorded for the test
+            raised.append(exc)
+
+    stopper = threading.Thread(target=stop, name="test-stopper")
+    stopper.start()
+    stopper.join()
+    assert raised == []
+    list(it)  # what was read already may still come; nothing raises
+    assert pool.pool.qsize() == free
+    assert aborter._conns == set()
