@@ -29,6 +29,20 @@ __all__ = ["BACKEND", "loads"]
 # the input is then a run of 19 zeros in the translation.
 _DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _LONG_NUMBER = b"0" * 19
+#: Large bodies (a list of 100k pods is ~200 MB) are scanned a window at a
+#: time, so the scan never copies more than this much at once.
+_WINDOW = 1 << 20
+
+
+def _has_long_number(data: bytes) -> bool:
+    """Whether ``data`` holds 19 or more consecutive ASCII digits."""
+    if len(data) <= _WINDOW:
+        return _LONG_NUMBER in data.translate(_DIGITS)
+    overlap = len(_LONG_NUMBER) - 1  # a run across a window edge is seen whole
+    for start in range(0, len(data), _WINDOW):
+        if _LONG_NUMBER in data[start : start + _WINDOW + overlap].translate(_DIGITS):
+            return True
+    return False
 
 
 def _stdlib_loads(data: bytes | str) -> Any:
@@ -52,7 +66,7 @@ else:
     def loads(data: bytes | str) -> Any:
         """``json.loads(data)``, faster for bytes (text goes to the standard
         parser). Raises :class:`ValueError` for anything that is not JSON."""
-        if not isinstance(data, bytes) or _LONG_NUMBER in data.translate(_DIGITS):
+        if not isinstance(data, bytes) or _has_long_number(data):
             return _stdlib_loads(data)
         try:
             return _orjson_loads(data)

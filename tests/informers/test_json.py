@@ -104,3 +104,14 @@ def test_orjson_is_used_when_installed() -> None:
     # The test extra installs orjson, so CI exercises the fast path.
     pytest.importorskip("orjson")
     assert _json.BACKEND == "orjson"
+
+
+@pytest.mark.parametrize("offset", [0, 1, 10, 18, 19, 40])
+def test_a_long_number_across_a_scan_window_edge_is_seen(offset: int) -> None:
+    # Bodies larger than the scan window are scanned in overlapping windows.
+    number = b"18446744073709551616"  # 2**64, 20 digits
+    pad = _json._WINDOW - offset
+    data = b'["' + b"x" * pad + b'", ' + number + b"]"
+    assert _json._has_long_number(data)
+    assert same(_json.loads(data), json.loads(data))
+    assert not _json._has_long_number(data.replace(number, b"1844674407.370955161"))
