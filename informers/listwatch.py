@@ -320,10 +320,6 @@ def _retries(configured: Any) -> Any:
     return configured
 
 
-def _nothing() -> None:
-    pass
-
-
 def _prepare_get(api_client: Any, path: str) -> tuple[str, dict[str, str]]:
     """The URL and headers of a GET of ``path`` (query string included) as
     ``api_client`` sends its own requests: the configured host, the client's
@@ -382,10 +378,10 @@ def _send(api_client: Any, path: str, read_timeout: float) -> Any:
 
 def _send_abortable(
     api_client: Any, path: str, read_timeout: float, aborter: RequestAborter
-) -> tuple[Any, Any]:
+) -> Any:
     """GET ``path`` on a pooled connection tracked by ``aborter``, one attempt
-    (the reflector retries itself); the raw response (body not read) and its
-    connection, which the caller untracks once done with the response."""
+    (the reflector retries itself); the raw response, body not read. The
+    connection is untracked as the response gives it back to the pool."""
     url, headers = _prepare_get(api_client, path)
     pool_manager = api_client.rest_client.pool_manager
     pool = pool_manager.connection_from_url(url)
@@ -444,7 +440,7 @@ def _send_abortable(
             type(alive).release_conn(alive)
 
     response.release_conn = release_conn
-    return response, conn
+    return response
 
 
 def _connect(conn: Any, aborter: RequestAborter) -> socket.socket:
@@ -503,12 +499,9 @@ class _HTTPWatchStream:
     The response (and its pooled connection) is released exactly once: when
     iteration ends, or by :meth:`stop` when iteration never started."""
 
-    def __init__(
-        self, response: Any, description: str, done: Callable[[], None] | None = None
-    ) -> None:
+    def __init__(self, response: Any, description: str) -> None:
         self._response = response
         self._description = description
-        self._done = done  # called as the response is closed
         self._lock = threading.Lock()
         # Guarded by _lock:
         self._stopped = False
@@ -538,8 +531,6 @@ class _HTTPWatchStream:
             if self._closed:
                 return
             self._closed = True
-        if self._done is not None:
-            self._done()  # before the connection can serve another request
         try:
             # Close before releasing: a stream that ended early (a decode
             # error, a stop) may leave watch bytes unread on the socket, and
@@ -659,44 +650,35 @@ class HTTPListerWatcher:
             options = self._tweak(options)
         return options
 
-    def _request(
-        self, query: list[tuple[str, str]], read_timeout: float
-    ) -> tuple[Any, Callable[[], None]]:
-        """The response (status 2xx, body not read) and the callable that
-        ends its tracking once the caller released it."""
+    def _request(self, query: list[tuple[str, str]], read_timeout: float) -> tuple[Any, bool]:
+        """The response (status 2xx, body not read) and whether the aborter
+        tracks it (until the response gives its connection back)."""
         path = self._path
         if query:
             path += "?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
         aborter = self._aborter
-        done: Callable[[], None] = _nothing
-        if aborter is not None and _can_abort(self._client):
-            response, conn = _send_abortable(self._client, path, read_timeout, aborter)
-
-            def done() -> None:
-                aborter._untrack(conn)
-
+        abortable = aborter is not None and _can_abort(self._client)
+        if aborter is not None and abortable:
+            response = _send_abortable(self._client, path, read_timeout, aborter)
         else:
             response = _send(self._client, path, read_timeout)
         if not 200 <= response.status <= 299:
-            data = self._read(response, done)
+            data = self._read(response, abortable)
             raise _error_from_response(response.status, response.headers, data)
-        return response, done
+        return response, abortable
 
-    def _read(self, response: Any, done: Callable[[], None]) -> bytes:
-        """The whole body; then ``done()`` and the connection goes back to the
-        pool (closed when the read failed, so no unread bytes can reach the
-        next request)."""
+    def _read(self, response: Any, abortable: bool) -> bytes:
+        """The whole body; then the connection goes back to the pool (closed
+        when the read failed, so no unread bytes can reach the next request)."""
         try:
             data: bytes = response.data or b""
         except BaseException as exc:
-            done()
             response.close()
             response.release_conn()
             aborter = self._aborter
-            if aborter is not None and aborter.aborted and done is not _nothing:
+            if abortable and aborter is not None and aborter.aborted:
                 raise ConnectionAbortedError("the request was aborted") from exc
             raise
-        done()
         response.release_conn()
         return data
 
@@ -708,8 +690,8 @@ class HTTPListerWatcher:
             if options.timeout_seconds
             else DEFAULT_READ_TIMEOUT
         )
-        response, done = self._request(options.query(), timeout)
-        data = self._read(response, done)
+        response, abortable = self._request(options.query(), timeout)
+        data = self._read(response, abortable)
         try:
             parsed = _json.loads(data)
         except ValueError as exc:
@@ -729,8 +711,8 @@ class HTTPListerWatcher:
         timeout = (options.timeout_seconds or 0) + self._margin
         if not options.timeout_seconds:
             timeout = DEFAULT_READ_TIMEOUT
-        response, done = self._request(options.query(watch=True), timeout)
-        return _HTTPWatchStream(response, str(self.resource), done)
+        response, _abortable = self._request(options.query(watch=True), timeout)
+        return _HTTPWatchStream(response, str(self.resource))
 
 
 # --------------------------------------------------------------------------- discovery

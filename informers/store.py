@@ -295,15 +295,7 @@ class Indexer:
         self._put(obj)
 
     def _put(self, obj: Any) -> None:
-        key = self._key(obj)
-        while True:
-            indexers = self._indexers
-            computed = _compute(indexers, key, obj, self._on_index_error)
-            with self._lock:
-                if self._indexers is indexers:
-                    self._put_locked(key, obj, computed)
-                    return
-            # Indexes were added while we computed: compute for those too.
+        self._upsert_keyed(self._key(obj), obj)
 
     def _upsert_keyed(self, key: str, obj: Any) -> Any | None:
         """Internal: :meth:`add` with the key already computed (as this
@@ -317,6 +309,7 @@ class Indexer:
                     old = self._items.get(key)
                     self._put_locked(key, obj, computed)
                     return old
+            # Indexes were added while we computed: compute for those too.
 
     def _put_locked(self, key: str, obj: Any, computed: dict[str, _Values]) -> None:
         self._items[key] = obj
