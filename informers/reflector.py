@@ -48,6 +48,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeAlias
 
+from informers.backoff import ExponentialBackoff
 from informers.clock import REAL_CLOCK, Clock, TimerHandle
 from informers.errors import (
     ApiError,
@@ -764,48 +765,8 @@ def _step_watching(state: Watching, inp: Input, config: ReflectorConfig) -> Step
 # --------------------------------------------------------------------------- backoff
 
 
-class BackoffManager:
-    """Exponential backoff with jitter that resets after a healthy period.
-
-    Each :meth:`next_delay` doubles the base delay (from ``initial`` up to
-    ``cap``) and adds up to ``jitter`` times it at random; if more than
-    ``reset_after`` seconds passed since the previous call, the base restarts
-    at ``initial``. Thread-safe.
-    """
-
-    def __init__(
-        self,
-        initial: float = 0.8,
-        cap: float = 30.0,
-        *,
-        factor: float = 2.0,
-        jitter: float = 1.0,
-        reset_after: float = 120.0,
-        clock: Clock = REAL_CLOCK,
-        rng: random.Random | None = None,
-    ) -> None:
-        self._initial = initial
-        self._cap = cap
-        self._factor = factor
-        self._jitter = jitter
-        self._reset_after = reset_after
-        self._clock = clock
-        self._rng = rng or random.Random()
-        self._lock = threading.Lock()
-        self._base = 0.0  # guarded by _lock; 0 = not backed off yet
-        self._last = 0.0  # guarded by _lock; clock time of the last call
-
-    def next_delay(self) -> float:
-        """The delay to wait now (seconds)."""
-        now = self._clock.now()  # outside our lock: the clock may have its own
-        with self._lock:
-            if self._base == 0.0 or now - self._last > self._reset_after:
-                self._base = self._initial
-            else:
-                self._base = min(self._base * self._factor, self._cap)
-            self._last = now
-            base = self._base
-            return base + self._rng.random() * self._jitter * base
+#: The reflector's retry backoff; the policy lives in :mod:`informers.backoff`.
+BackoffManager = ExponentialBackoff
 
 
 # --------------------------------------------------------------------------- driver
