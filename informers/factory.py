@@ -10,7 +10,6 @@ Thread-safe.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -25,6 +24,7 @@ from informers.listwatch import HTTPListerWatcher, ListOptions
 from informers.objects import NAMESPACE_INDEX, namespace_index
 from informers.reflector import ReflectorConfig
 from informers.resources import Resource
+from informers.wait import pending_after_wait
 
 __all__ = ["SharedInformerFactory"]
 
@@ -134,14 +134,21 @@ class SharedInformerFactory:
 
     def wait_for_cache_sync(self, timeout: float | None = None) -> dict[Resource, str]:
         """Block until every started informer synced or ``timeout`` passed.
-        Returns the informers that are not synced, with why (empty: all synced)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+
+        Returns the informers that are not synced, with why (empty: all
+        synced); never raises on a timeout. This is client-go's
+        ``factory.WaitForCacheSync``, a report;
+        :func:`informers.wait.wait_for_cache_sync` is the gate that raises.
+        """
         with self._lock:
             started = [(r, self._informers[r]) for r in self._started]
+        # Real time, like the informers' own ``wait_synced``: a fake clock given to
+        # the factory drives resyncs and backoff, not this caller's patience.
+        pending = pending_after_wait([i for _, i in started], timeout)
+        lagging = {id(i) for i in pending or ()}
         not_synced: dict[Resource, str] = {}
         for resource, informer in started:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if informer.wait_synced(remaining):
+            if id(informer) not in lagging:
                 continue
             reflector = informer.reflector
             errors = reflector.errors() if reflector else []

@@ -26,17 +26,17 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
 import blinker
 
 from informers.errors import InformerStateError
+from tracker.channels import Channel
 from tracker.errors import (
     ChannelClosedError,
     ChannelEmptyError,
+    ChannelFullError,
     DuplicateSubscriptionError,
 )
 
@@ -92,13 +92,14 @@ class Subscription:
         self._buffer_size = buffer_size
         self._event_types = event_types
         self._on_drop = on_drop
-        # _lock guards everything below. Invariants: len(_buffer) <= _buffer_size;
-        # _unfinished >= len(_buffer) (accepted events not yet marked done);
-        # once _closed, _buffer stays empty and nothing is accepted.
+        # The buffer is a bounded Channel (its own lock). _lock guards the
+        # counters and _closed only, and is never held while calling the
+        # channel. Invariants: _unfinished >= len(_channel) (accepted events
+        # not yet marked done); once _closed, nothing is accepted and the
+        # channel is closed and empty.
+        self._channel: Channel[Event] = Channel(buffer_size)
         self._lock = threading.Lock()
-        self._not_empty = threading.Condition(self._lock)
         self._idle = threading.Condition(self._lock)
-        self._buffer: deque[Event] = deque()
         self._closed = False
         self._accepted = 0
         self._dropped = 0
@@ -139,13 +140,13 @@ class Subscription:
 
     def __len__(self) -> int:
         """How many events wait in the buffer now."""
-        with self._lock:
-            return len(self._buffer)
+        return len(self._channel)
 
     def __repr__(self) -> str:
+        waiting = len(self._channel)
         with self._lock:
             return (
-                f"<Subscription {self._name!r} {len(self._buffer)}/{self._buffer_size}"
+                f"<Subscription {self._name!r} {waiting}/{self._buffer_size}"
                 f" dropped={self._dropped}{' closed' if self._closed else ''}>"
             )
 
@@ -156,16 +157,12 @@ class Subscription:
         seconds without an event and :class:`~tracker.errors.ChannelClosedError`
         once the subscription is closed.
         """
-        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
-        with self._not_empty:
-            while not self._buffer:
-                if self._closed:
-                    raise ChannelClosedError(f"subscription {self._name!r} is closed")
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    raise ChannelEmptyError(f"no event for {self._name!r} after {timeout} s")
-                self._not_empty.wait(remaining)
-            return self._buffer.popleft()
+        try:
+            return self._channel.get(timeout)
+        except ChannelEmptyError:
+            raise ChannelEmptyError(f"no event for {self._name!r} after {timeout} s") from None
+        except ChannelClosedError:
+            raise ChannelClosedError(f"subscription {self._name!r} is closed") from None
 
     def __iter__(self) -> Iterator[Event]:
         """Yield events as they arrive until the subscription is closed."""
@@ -203,11 +200,9 @@ class Subscription:
             if self._closed:
                 return
             self._closed = True
-            discarded = len(self._buffer)
-            self._buffer.clear()
             self._unfinished = 0
-            self._not_empty.notify_all()
             self._idle.notify_all()
+        discarded = self._channel.close(discard=True)
         self._bus._disconnect(self)
         if discarded:
             _logger.debug(
@@ -219,11 +214,23 @@ class Subscription:
         with self._lock:
             if self._closed:
                 return
-            if len(self._buffer) < self._buffer_size:
-                self._buffer.append(event)
-                self._accepted += 1
-                self._unfinished += 1
-                self._not_empty.notify()
+            # Counted before the put, so a consumer's task_done() for this
+            # event can never run ahead of it.
+            self._accepted += 1
+            self._unfinished += 1
+        try:
+            self._channel.put(event, timeout=0)
+            return
+        except ChannelClosedError:
+            full = False
+        except ChannelFullError:
+            full = True
+        with self._lock:
+            self._accepted -= 1
+            self._unfinished = max(0, self._unfinished - 1)
+            if self._unfinished == 0:
+                self._idle.notify_all()
+            if not full:
                 return
             self._dropped += 1
             dropped = self._dropped

@@ -21,11 +21,11 @@ Differences from a Go channel, on purpose:
 from __future__ import annotations
 
 import threading
-import time
 from collections import deque
 from collections.abc import Iterator
 from typing import Generic, TypeVar
 
+from informers.clock import REAL_CLOCK
 from tracker.errors import ChannelClosedError, ChannelEmptyError, ChannelFullError
 
 __all__ = ["Channel"]
@@ -87,14 +87,14 @@ class Channel(Generic[T]):
         when ``timeout`` seconds pass without room (``timeout=0``: do not wait;
         ``None``: wait as long as it takes).
         """
-        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
+        deadline = None if timeout is None else REAL_CLOCK.now() + max(0.0, timeout)
         with self._not_full:
             while True:
                 if self._closed:
                     raise ChannelClosedError("put on a closed channel")
                 if self._capacity is None or len(self._items) < self._capacity:
                     break
-                remaining = None if deadline is None else deadline - time.monotonic()
+                remaining = None if deadline is None else deadline - REAL_CLOCK.now()
                 if remaining is not None and remaining <= 0:
                     raise ChannelFullError(f"channel still full after {timeout} s")
                 self._not_full.wait(remaining)
@@ -109,12 +109,12 @@ class Channel(Generic[T]):
         :class:`~tracker.errors.ChannelEmptyError` when ``timeout`` seconds
         pass without an item (``timeout=0``: do not wait).
         """
-        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
+        deadline = None if timeout is None else REAL_CLOCK.now() + max(0.0, timeout)
         with self._not_empty:
             while not self._items:
                 if self._closed:
                     raise ChannelClosedError("channel is closed and drained")
-                remaining = None if deadline is None else deadline - time.monotonic()
+                remaining = None if deadline is None else deadline - REAL_CLOCK.now()
                 if remaining is not None and remaining <= 0:
                     raise ChannelEmptyError(f"channel still empty after {timeout} s")
                 self._not_empty.wait(remaining)
@@ -122,19 +122,26 @@ class Channel(Generic[T]):
             self._not_full.notify()
             return item
 
-    def close(self) -> None:
-        """Close the channel; idempotent.
+    def close(self, *, discard: bool = False) -> int:
+        """Close the channel; idempotent. Returns how many queued items were
+        discarded (always 0 unless ``discard``).
 
         Wakes every waiting thread: blocked producers get
         :class:`~tracker.errors.ChannelClosedError`, blocked consumers drain
         what is left and then get the same error (iteration simply ends).
+        With ``discard=True`` what is queued is dropped as well, so consumers
+        get the error at once (a bus subscription closes this way).
         """
         with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._not_empty.notify_all()
-            self._not_full.notify_all()
+            discarded = 0
+            if discard:
+                discarded = len(self._items)
+                self._items.clear()
+            if not self._closed:
+                self._closed = True
+                self._not_empty.notify_all()
+                self._not_full.notify_all()
+            return discarded
 
     def __iter__(self) -> Iterator[T]:
         """Yield items as they arrive, until the channel is closed and drained.

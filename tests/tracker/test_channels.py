@@ -260,3 +260,21 @@ def test_every_item_is_got_exactly_once_in_producer_order(
         for producer in range(len(per_producer)):
             seqs = [s for p, s in out if p == producer]
             assert seqs == sorted(seqs)
+
+
+def test_close_with_discard_drops_what_is_queued() -> None:
+    ch: Channel[int] = Channel(capacity=3)
+    for i in range(3):
+        ch.put(i)
+    assert ch.close(discard=True) == 3
+    assert len(ch) == 0
+    with pytest.raises(ChannelClosedError):
+        ch.get(timeout=0)
+    assert ch.close(discard=True) == 0  # idempotent
+
+
+def test_plain_close_keeps_what_is_queued() -> None:
+    ch: Channel[int] = Channel()
+    ch.put(1)
+    assert ch.close() == 0
+    assert ch.get(timeout=0) == 1
