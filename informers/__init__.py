@@ -23,6 +23,7 @@ from informers.errors import (
     SelectorParseError,
     TooManyRequestsError,
     UnknownIndexError,
+    UnknownResourceError,
     WatchDecodeError,
 )
 
@@ -95,6 +96,7 @@ __all__ = [
     "SelectorParseError",
     "TooManyRequestsError",
     "UnknownIndexError",
+    "UnknownResourceError",
     "WatchDecodeError",
     # resources
     "Resource",

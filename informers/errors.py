@@ -19,6 +19,7 @@ written against the built-ins keeps working::
     │   ├── TooManyRequestsError                 429, with ``retry_after``
     │   └── ResourceVersionTooLargeError         504 for a RV in the future
     ├── WatchDecodeError                         a watch line that is not a valid event
+    ├── UnknownResourceError      (LookupError)  no resource of that name (lists close matches)
     ├── InformerStateError        (RuntimeError) wrong call for the state (e.g. after start)
     └── CacheSyncTimeoutError     (TimeoutError) caches not synced in time; names which
 
@@ -47,6 +48,7 @@ __all__ = [
     "SelectorParseError",
     "TooManyRequestsError",
     "UnknownIndexError",
+    "UnknownResourceError",
     "WatchDecodeError",
 ]
 
@@ -143,6 +145,22 @@ class ResourceVersionTooLargeError(ApiError):
 
 class WatchDecodeError(InformersError):
     """A watch stream carried a line that is not a valid watch event."""
+
+
+class UnknownResourceError(InformersError, LookupError):
+    """No resource of that name is known locally or served by the server.
+
+    ``name`` is what was asked for; ``suggestions`` lists close matches
+    (plural, ``plural.group``, short names) in order of likeness, possibly
+    empty. The message names both.
+    """
+
+    def __init__(self, name: str, suggestions: Sequence[str] = (), detail: str = "") -> None:
+        hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+        extra = f" ({detail})" if detail else ""
+        super().__init__(f"unknown resource {name!r}{extra}{hint}")
+        self.name = name
+        self.suggestions = tuple(suggestions)
 
 
 class InformerStateError(InformersError, RuntimeError):

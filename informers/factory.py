@@ -9,6 +9,7 @@ Thread-safe.
 
 from __future__ import annotations
 
+import difflib
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -16,11 +17,11 @@ from typing import Any
 
 from informers import resources as _res
 from informers.clock import REAL_CLOCK, Clock
-from informers.errors import InformerStateError
+from informers.errors import ApiError, InformerStateError, UnknownResourceError
 from informers.fifo import TransformFunc
 from informers.informer import SharedIndexInformer
 from informers.listers import Lister
-from informers.listwatch import HTTPListerWatcher, ListOptions
+from informers.listwatch import HTTPListerWatcher, ListOptions, discover_resource
 from informers.objects import NAMESPACE_INDEX, namespace_index
 from informers.reflector import ReflectorConfig
 from informers.resources import Resource
@@ -65,8 +66,37 @@ class SharedInformerFactory:
         self._started: set[Resource] = set()
         self._shut_down = False
 
-    def for_resource(self, resource: Resource) -> SharedIndexInformer:
-        """The shared informer of ``resource`` (created on first call)."""
+    def resolve(self, resource: Resource | str) -> Resource:
+        """The :class:`Resource` a name means, as kubectl reads names:
+        ``"pods"``, ``"pod"``, ``"po"``, ``"Pod"``, ``"deployments.apps"``,
+        ``"deploy"`` or a custom resource's ``"foos.example.com"``.
+
+        Built-in kinds resolve locally; other names through the server's
+        discovery documents (blocks on HTTP). Raises
+        :class:`~informers.errors.UnknownResourceError` listing close matches
+        when neither knows the name, or the discovery request's
+        :class:`~informers.errors.ApiError` when the server cannot be asked.
+        """
+        if isinstance(resource, Resource):
+            return resource
+        if not isinstance(resource, str) or not resource.strip():
+            raise UnknownResourceError(str(resource), detail="a resource is a name or a Resource")
+        name = resource.strip()
+        found = _res.find_builtin(name)
+        if found is not None:
+            return found
+        try:
+            return discover_resource(self._client, name)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+        close = difflib.get_close_matches(name, _res.builtin_names(), n=3, cutoff=0.6)
+        raise UnknownResourceError(name, close, detail="not built in, not served by the server")
+
+    def for_resource(self, resource: Resource | str) -> SharedIndexInformer:
+        """The shared informer of ``resource`` (created on first call): a
+        :class:`Resource` or a name as :meth:`resolve` reads it."""
+        resource = self.resolve(resource)
         with self._lock:
             if self._shut_down:
                 raise InformerStateError("the factory was shut down")
@@ -91,7 +121,7 @@ class SharedInformerFactory:
             self._informers[resource] = informer
             return informer
 
-    def lister(self, resource: Resource) -> Lister:
+    def lister(self, resource: Resource | str) -> Lister:
         """A lister over the shared informer's cache."""
         return Lister(self.for_resource(resource).get_indexer())
 
@@ -132,10 +162,11 @@ class SharedInformerFactory:
         for _, informer in todo:
             informer.start()
 
-    def wait_for_cache_sync(self, timeout: float | None = None) -> dict[Resource, str]:
+    def wait_for_cache_sync(self, timeout: float | None = None) -> dict[str, str]:
         """Block until every started informer synced or ``timeout`` passed.
 
-        Returns the informers that are not synced, with why (empty: all
+        Returns the informers that are not synced, keyed by the resource's
+        short name (``"pods"``, ``"deployments.apps"``), with why (empty: all
         synced); never raises on a timeout. This is client-go's
         ``factory.WaitForCacheSync``, a report;
         :func:`informers.wait.wait_for_cache_sync` is the gate that raises.
@@ -146,7 +177,7 @@ class SharedInformerFactory:
         # the factory drives resyncs and backoff, not this caller's patience.
         pending = pending_after_wait([i for _, i in started], timeout)
         lagging = {id(i) for i in pending or ()}
-        not_synced: dict[Resource, str] = {}
+        not_synced: dict[str, str] = {}
         for resource, informer in started:
             if id(informer) not in lagging:
                 continue
@@ -155,7 +186,7 @@ class SharedInformerFactory:
             why = f"last error: {errors[-1]}" if errors else "initial list not done"
             if informer.is_stopped():
                 why = "stopped"
-            not_synced[resource] = why
+            not_synced[str(resource)] = why
         return not_synced
 
     def shutdown(self) -> None:

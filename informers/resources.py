@@ -37,6 +37,7 @@ __all__ = [
     "SERVICES",
     "STATEFULSETS",
     "Resource",
+    "builtin_names",
     "find_builtin",
 ]
 
@@ -184,3 +185,12 @@ def find_builtin(name: str) -> Resource | None:
         if plain.lower() == res.kind.lower():
             return res
     return None
+
+
+def builtin_names() -> list[str]:
+    """Every name :func:`find_builtin` resolves: plurals, ``plural.group``,
+    singulars, short names and kinds (for suggestions when a name is unknown)."""
+    names: list[str] = []
+    for res in BUILTIN_RESOURCES:
+        names.extend((res.plural, str(res), res.singular, res.kind, *res.short_names))
+    return list(dict.fromkeys(names))

@@ -26,6 +26,7 @@ INFORMERS_ALL = {
     "SelectorParseError",
     "TooManyRequestsError",
     "UnknownIndexError",
+    "UnknownResourceError",
     "WatchDecodeError",
     # resources
     "Resource",

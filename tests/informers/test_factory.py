@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from informers.errors import ApiError, InformerStateError
+from informers.errors import ApiError, InformerStateError, UnknownResourceError
 from informers.factory import SharedInformerFactory
 from informers.informer import ResourceEventHandlerFuncs
 from informers.listwatch import ListOptions, discover_resource
@@ -84,8 +84,8 @@ def test_wait_for_cache_sync_says_why(api_server: ApiServer, client: Any) -> Non
         factory.start()
         assert reported.wait(10)
         not_synced = factory.wait_for_cache_sync(timeout=0.2)
-        assert list(not_synced) == [PODS]
-        assert "403" in not_synced[PODS]
+        assert list(not_synced) == ["pods"]  # keyed by the short name
+        assert "403" in not_synced["pods"]
     finally:
         api_server.clear_faults()
         factory.shutdown()
@@ -123,3 +123,59 @@ def test_discovery_against_the_emulator(api_server: ApiServer, client: Any) -> N
     with pytest.raises(ApiError):
         discover_resource(client, "nothings")
     assert DEPLOYMENTS.plural == deploy.plural
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("pods", PODS),
+        ("pod", PODS),
+        ("po", PODS),
+        ("Pod", PODS),
+        ("deployments.apps", DEPLOYMENTS),
+        ("deploy", DEPLOYMENTS),
+        (PODS, PODS),
+    ],
+)
+def test_for_resource_accepts_what_kubectl_accepts(
+    client: Any, name: str | Resource, expected: Resource
+) -> None:
+    factory = SharedInformerFactory(client)
+    try:
+        assert factory.for_resource(name) is factory.for_resource(expected)
+        assert factory.lister(name) is not None
+    finally:
+        factory.shutdown()
+
+
+def test_for_resource_discovers_custom_resources(api_server: ApiServer, client: Any) -> None:
+    widgets = Resource("example.com", "v1", "widgets", "Widget", short_names=("wd",))
+    api_server.register_resource(widgets)
+    api_server.create(widgets, {"metadata": {"name": "w1"}, "spec": {}})
+    factory = SharedInformerFactory(client)
+    try:
+        informer = factory.for_resource("widgets.example.com")
+        assert factory.for_resource("wd") is informer  # same resource, one informer
+        factory.start()
+        assert factory.wait_for_cache_sync(timeout=10) == {}
+        assert [o["metadata"]["name"] for o in informer.get_store().list()] == ["w1"]
+    finally:
+        factory.shutdown()
+
+
+def test_unknown_resource_names_close_matches(client: Any) -> None:
+    factory = SharedInformerFactory(client)
+    try:
+        with pytest.raises(UnknownResourceError, match=r"did you mean .*'pods'") as info:
+            factory.for_resource("podz")
+        assert info.value.name == "podz"
+        assert "pods" in info.value.suggestions
+        assert isinstance(info.value, LookupError)
+        with pytest.raises(UnknownResourceError, match="unknown resource 'zzzzqqq'") as info:
+            factory.for_resource("zzzzqqq")
+        assert info.value.suggestions == ()
+        assert "did you mean" not in str(info.value)
+        with pytest.raises(UnknownResourceError):
+            factory.for_resource("")
+    finally:
+        factory.shutdown()
