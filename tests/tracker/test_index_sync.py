@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from informers.errors import InformerStateError
-from tracker.bus import Event, EventBus, Subscription
+from tracker.bus import DEFAULT_BUFFER_SIZE, Event, EventBus, Subscription
 from tracker.errors import ChannelEmptyError, ResourceNotSyncedError, UnknownResourceTypeError
 from tracker.index_sync import (
     IndexSynchronizationTracker,
@@ -443,3 +443,40 @@ def test_through_the_bus_fires_exactly_once_iff_all_arrived_with_first_counts(
     else:
         assert got == [IndexSynchronizedEvent(outcome)]
     assert t.fired == (outcome is not None)
+
+
+def test_constructor_reads_keywords_and_the_seed_positional_form(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    bus = EventBus()
+    by_keyword = IndexSynchronizationTracker(bus, resource_names=["pods"], logger=OWN)
+    by_keyword.handle_event(ResourceSyncCompleteEvent("nodes", 1))  # unknown: warned
+    assert any(r.name == "mine" for r in caplog.records)
+    by_keyword.subscription.close()
+    short = IndexSynchronizationTracker(bus, ["pods", "pods", "nodes"])
+    assert short.resource_names == ("pods", "nodes")
+    short.subscription.close()
+    seed = IndexSynchronizationTracker(bus, None, ["svc"])
+    assert seed.resource_names == ("svc",)
+    seed.subscription.close()
+    with pytest.raises(TypeError, match="not one string"):
+        IndexSynchronizationTracker(bus, "pods")
+    with pytest.raises(TypeError, match="needs resource_names"):
+        IndexSynchronizationTracker(bus)
+
+
+OWN = logging.getLogger("mine")
+
+
+def test_subscribe_reads_buffer_size_by_keyword_or_position() -> None:
+    bus = EventBus()
+    kw = bus.subscribe("kw", "a", "b", buffer_size=3)
+    seed = bus.subscribe("seed", 7, "a")
+    default = bus.subscribe("default", "a")
+    assert (kw.buffer_size, kw.event_types) == (3, frozenset({"a", "b"}))
+    assert (seed.buffer_size, seed.event_types) == (7, frozenset({"a"}))
+    assert default.buffer_size == DEFAULT_BUFFER_SIZE
+    with pytest.raises(TypeError, match="both"):
+        bus.subscribe("twice", 3, "a", buffer_size=4)
+    for s in (kw, seed, default):
+        s.close()
