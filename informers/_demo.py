@@ -112,14 +112,21 @@ def run_demo(
     writes: int = 300,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    fault: Callable[[str | None], None] | None = None,
 ) -> DemoReport:
     """Run the whole demo and return what it saw.
+
+    ``progress(message)`` is told what happens; ``fault(description)`` is
+    told of each fault the demo injects on purpose, when it injects it, and
+    ``fault(None)`` once the informer recovered from it (so that a caller can
+    mark the warnings in between as expected).
 
     Blocks until every phase converged (raising :class:`TimeoutError` if the
     informer does not catch up within 60 s of a phase) and every thread it
     started has been stopped and joined.
     """
     say = progress or (lambda _message: None)
+    injected = fault or (lambda _description: None)
     rng = random.Random(seed)
     report = DemoReport(initial_pods=pods)
     counter = _CountingHandler()
@@ -177,6 +184,7 @@ def run_demo(
                     len(cache_state),
                 )
                 report.phases.append(phase)
+                injected(None)
                 verdict = "cache == server" if phase.cache_matches_server else "CACHE DIFFERS"
                 say(f"{name}: {done_writes} writes, caught up in {phase.seconds:.2f} s, {verdict}")
 
@@ -209,6 +217,10 @@ def run_demo(
             converge("churn", churn(writes), began)
 
             began = time.monotonic()
+            injected(
+                "watches stalled, a tenth of the pods deleted unseen, history compacted, "
+                "watches dropped: expect a 410 Expired and a relist with tombstones"
+            )
             server.stall_watches(60)
             victims = rng.sample(sorted(live), k=max(1, len(live) // 10))
             for key in victims:
@@ -225,6 +237,7 @@ def run_demo(
             # Once these writes arrived, the watch that carried them is open:
             # the fault below is sure to cut a live stream.
             catch_up("throttled")
+            injected("the next 2 pod requests answer 429 Retry-After: 1, watches dropped")
             server.fail_next(2, 429, retry_after=1, path_prefix="/api/v1/pods")
             server.drop_watches()
             written += churn(writes // 20)  # made while the reflector is throttled

@@ -9,6 +9,7 @@ subcommands (``watch``, ``mirror``) are added by their features.
 from __future__ import annotations
 
 import argparse
+import logging
 import shlex
 import signal
 import sys
@@ -17,23 +18,63 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-__all__ = ["main"]
+__all__ = ["EXIT_INTERRUPTED", "main", "port_number", "positive_int"]
+
+
+#: The exit status after Ctrl-C (SIGINT), as shells report it: 128 + 2.
+EXIT_INTERRUPTED = 130
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free port) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {value}")
+    return value
+
+
+def _version() -> str:
+    from informers import __version__
+
+    return f"kube-informers {__version__}"
 
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="kube-informers", description="Thread-based Kubernetes informers for Python."
+        prog="kube-informers",
+        description="Thread-based Kubernetes informers for Python: try them against an "
+        "embedded API server emulator, or serve that emulator to kubectl.",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = sub.add_parser(
         "demo",
         help="run a real informer against an embedded API server emulator, through churn "
         "and faults, and show what it saw",
+        description="Start the embedded API server emulator, run a SharedInformerFactory "
+        "against it over HTTP, write to the server in phases with deliberate faults "
+        "(churn; missed deletes and compaction, a 410 relist; throttling, 429 Retry-After) "
+        "and check after each phase that the cache equals the server. Exits non-zero if it "
+        "does not.",
     )
     demo.add_argument(
-        "--pods", type=int, default=200, help="pods created before the informer starts"
+        "--pods", type=positive_int, default=200, help="pods created before the informer starts"
     )
-    demo.add_argument("--writes", type=int, default=300, help="writes in the churn phase")
+    demo.add_argument("--writes", type=positive_int, default=300, help="writes in the churn phase")
     demo.add_argument("--seed", type=int, default=0, help="random seed for the churn")
     _add_serve_parser(sub)
     return parser
@@ -52,7 +93,9 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="Run the API server emulator (plain HTTP) until SIGINT or SIGTERM, "
         "and write a kubeconfig pointing at it so kubectl and controllers can connect.",
     )
-    serve.add_argument("--port", type=int, default=0, help="port to listen on (0: a free one)")
+    serve.add_argument(
+        "--port", type=port_number, default=0, help="port to listen on (0: a free one)"
+    )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument(
         "--kubeconfig",
@@ -67,8 +110,10 @@ def _serve(args: argparse.Namespace) -> int:
     from informers.testing.apiserver._kubeconfig import write_kubeconfig
 
     stop = threading.Event()
+    received: list[int] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
         stop.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -92,7 +137,8 @@ def _serve(args: argparse.Namespace) -> int:
         finally:
             server.stop()
         print("kube-informers serve: stopped", flush=True)
-        return 0
+        # SIGTERM is the ordinary way to stop a server (0); Ctrl-C reports 130.
+        return EXIT_INTERRUPTED if signal.SIGINT in received else 0
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -102,11 +148,20 @@ def _shell_quote(path: Path) -> str:
     return shlex.quote(str(path))
 
 
+class _DeliberateFaults(logging.Filter):
+    """Prefixes warnings logged while a deliberate fault is in force."""
+
+    active = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.active and record.levelno >= logging.WARNING:
+            record.msg = f"(deliberate fault, expected) {record.msg}"
+        return True
+
+
 def _demo(args: argparse.Namespace) -> int:
     """Run the informer demo and print what happened; 0 when every phase
     ended with the cache equal to the server's state."""
-    import logging
-
     from rich.console import Console
     from rich.logging import RichHandler
     from rich.table import Table
@@ -114,15 +169,24 @@ def _demo(args: argparse.Namespace) -> int:
     from informers._demo import run_demo
 
     console = Console()
-    # The reflector's warnings (410, 429, dropped streams) are part of the show.
+    # The reflector's warnings (410, 429, dropped streams) are part of the show;
+    # while a deliberate fault is in force they are marked as expected.
     handler = RichHandler(console=console, show_path=False, show_time=False)
+    marker = _DeliberateFaults()
+    handler.addFilter(marker)
     logging.getLogger("informers").addHandler(handler)
+
+    def on_fault(description: str | None) -> None:
+        marker.active = description is not None
+        if description is not None:
+            console.print(f"[bold yellow]deliberate fault:[/] {description}")
+
     console.print(
         f"[bold]kube-informers demo[/]: a SharedInformerFactory over HTTP against the "
         f"embedded API server emulator ({args.pods} pods, seed {args.seed})"
     )
     try:
-        report = run_demo(args.pods, args.writes, args.seed, progress=console.print)
+        report = run_demo(args.pods, args.writes, args.seed, progress=console.print, fault=on_fault)
     finally:
         logging.getLogger("informers").removeHandler(handler)
 
@@ -151,12 +215,21 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``kube-informers`` command; returns the exit code."""
+    """Entry point of the ``kube-informers`` command; returns the exit code.
+
+    Ctrl-C anywhere stops cleanly (every thread joined, the emulator
+    stopped) and returns :data:`EXIT_INTERRUPTED` without a traceback; bad
+    arguments exit 2 with argparse's message.
+    """
     args = _build_parser().parse_args(argv)
-    if args.command == "demo":
-        return _demo(args)
-    if args.command == "serve":
-        return _serve(args)
+    try:
+        if args.command == "demo":
+            return _demo(args)
+        if args.command == "serve":
+            return _serve(args)
+    except KeyboardInterrupt:
+        print(f"kube-informers {args.command}: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 

@@ -1,9 +1,18 @@
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
+import informers
 from informers._demo import run_demo
-from informers.cli import main
+from informers.cli import EXIT_INTERRUPTED, main
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_demo_converges_through_churn_410_and_429() -> None:
@@ -28,3 +37,92 @@ def test_demo_command_prints_phases(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "phases" in out
     assert "tombstone" in out
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"kube-informers {informers.__version__}"
+
+
+@pytest.mark.parametrize("command", ["demo", "serve"])
+def test_every_subcommand_describes_itself(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    description = out.split("\n\n")[1]  # usage, then the description
+    assert len(description.split()) >= 10, out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["demo", "--pods", "0"], "must be at least 1, not 0"),
+        (["demo", "--writes", "-3"], "must be at least 1, not -3"),
+        (["demo", "--pods", "many"], "'many' is not a whole number"),
+        (["serve", "--port", "65536"], "a port is 0 to 65535, not 65536"),
+        (["serve", "--port", "-1"], "a port is 0 to 65535, not -1"),
+    ],
+)
+def test_bad_arguments_are_argparse_errors(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+
+
+def _interrupt_when(argv: list[str], marker: str) -> tuple[int, str, str]:
+    """Run the command in a child, send SIGINT once ``marker`` is printed."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "informers.cli", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    seen = []
+    try:
+        for line in process.stdout:
+            seen.append(line)
+            if marker in line:
+                break
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return process.returncode, "".join(seen) + out, err
+
+
+def test_ctrl_c_stops_the_demo_with_130_and_no_traceback() -> None:
+    code, out, err = _interrupt_when(["demo", "--pods", "5000"], "holds 5000 pods")
+    assert code == EXIT_INTERRUPTED, (out, err)
+    assert "Traceback" not in err
+    assert "kube-informers demo: interrupted" in err
+
+
+def test_ctrl_c_stops_serve_with_130(tmp_path: Path) -> None:
+    code, out, err = _interrupt_when(
+        ["serve", "--kubeconfig", str(tmp_path / "kc")], "Press Ctrl-C to stop."
+    )
+    assert code == EXIT_INTERRUPTED, (out, err)
+    assert "Traceback" not in err
+    assert "kube-informers serve: stopped" in out
+
+
+def test_demo_marks_its_faults_as_deliberate(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--pods", "30", "--writes", "40", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("deliberate fault:") == 2
+    assert "(deliberate fault, expected)" in out
