@@ -28,7 +28,9 @@ class TimerHandle(Protocol):
     """A scheduled callback; ``cancel()`` is idempotent and, once it
     returns, the callback will not start (it may have run already)."""
 
-    def cancel(self) -> None: ...
+    def cancel(self) -> None:
+        """Cancel the callback; idempotent (see the class docstring)."""
+        ...
 
 
 @runtime_checkable
@@ -190,9 +192,11 @@ class RealClock:
         self._timers = TimerThread()
 
     def now(self) -> float:
+        """:func:`time.monotonic`."""
         return time.monotonic()
 
     def wait(self, event: threading.Event, timeout: float | None) -> bool:
+        """``event.wait(timeout)``: real seconds."""
         return event.wait(timeout)
 
     def call_later(self, delay: float, callback: Callable[[], None], name: str) -> TimerHandle:

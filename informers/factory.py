@@ -127,24 +127,31 @@ class SharedInformerFactory:
 
     # helpers for common kinds
     def pods(self) -> SharedIndexInformer:
+        """The shared informer of :data:`~informers.resources.PODS`."""
         return self.for_resource(_res.PODS)
 
     def services(self) -> SharedIndexInformer:
+        """The shared informer of :data:`~informers.resources.SERVICES`."""
         return self.for_resource(_res.SERVICES)
 
     def configmaps(self) -> SharedIndexInformer:
+        """The shared informer of :data:`~informers.resources.CONFIGMAPS`."""
         return self.for_resource(_res.CONFIGMAPS)
 
     def secrets(self) -> SharedIndexInformer:
+        """The shared informer of :data:`~informers.resources.SECRETS`."""
         return self.for_resource(_res.SECRETS)
 
     def namespaces(self) -> SharedIndexInformer:
+        """The shared informer of :data:`~informers.resources.NAMESPACES`."""
         return self.for_resource(_res.NAMESPACES)
 
     def nodes(self) -> SharedIndexInformer:
+        """The shared informer of :data:`~informers.resources.NODES`."""
         return self.for_resource(_res.NODES)
 
     def deployments(self) -> SharedIndexInformer:
+        """The shared informer of :data:`~informers.resources.DEPLOYMENTS`."""
         return self.for_resource(_res.DEPLOYMENTS)
 
     def informers(self) -> dict[Resource, SharedIndexInformer]:

@@ -116,27 +116,48 @@ def _core(
     return Resource("", "v1", plural, kind, namespaced=namespaced, short_names=short)
 
 
+#: Namespaces (core v1, cluster-scoped; short name ``ns``).
 NAMESPACES = _core("namespaces", "Namespace", namespaced=False, short=("ns",))
+#: Pods (core v1; short name ``po``).
 PODS = _core("pods", "Pod", short=("po",))
+#: Services (core v1; ``svc``).
 SERVICES = _core("services", "Service", short=("svc",))
+#: Endpoints (core v1; ``ep``).
 ENDPOINTS = _core("endpoints", "Endpoints", short=("ep",))
+#: ConfigMaps (core v1; ``cm``).
 CONFIGMAPS = _core("configmaps", "ConfigMap", short=("cm",))
+#: Secrets (core v1).
 SECRETS = _core("secrets", "Secret")
+#: ServiceAccounts (core v1; ``sa``).
 SERVICEACCOUNTS = _core("serviceaccounts", "ServiceAccount", short=("sa",))
+#: Nodes (core v1, cluster-scoped; ``no``).
 NODES = _core("nodes", "Node", namespaced=False, short=("no",))
+#: Events (core v1; ``ev``).
 EVENTS = _core("events", "Event", short=("ev",))
+#: ReplicationControllers (core v1; ``rc``).
 REPLICATIONCONTROLLERS = _core("replicationcontrollers", "ReplicationController", short=("rc",))
+#: PersistentVolumeClaims (core v1; ``pvc``).
 PERSISTENTVOLUMECLAIMS = _core("persistentvolumeclaims", "PersistentVolumeClaim", short=("pvc",))
 
+#: Deployments (apps/v1; ``deploy``).
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", short_names=("deploy",))
+#: ReplicaSets (apps/v1; ``rs``).
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", short_names=("rs",))
+#: DaemonSets (apps/v1; ``ds``).
 DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet", short_names=("ds",))
+#: StatefulSets (apps/v1; ``sts``).
 STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", short_names=("sts",))
+#: Jobs (batch/v1).
 JOBS = Resource("batch", "v1", "jobs", "Job")
+#: CronJobs (batch/v1; ``cj``).
 CRONJOBS = Resource("batch", "v1", "cronjobs", "CronJob", short_names=("cj",))
+#: Leases (coordination.k8s.io/v1), the leader-election and shard locks.
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
+#: EndpointSlices (discovery.k8s.io/v1).
 ENDPOINTSLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
+#: Ingresses (networking.k8s.io/v1; ``ing``).
 INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress", short_names=("ing",))
+#: CustomResourceDefinitions (apiextensions.k8s.io/v1, cluster-scoped; ``crd``).
 CUSTOMRESOURCEDEFINITIONS = Resource(
     "apiextensions.k8s.io",
     "v1",
