@@ -96,6 +96,7 @@ def _buffer_items(buf: dict[tuple[str, str], Any], items: Iterable[Any]) -> None
     duplicate wins), with the key computed inline for plain-dict items whose
     name and namespace are strings (what the list handed over holds)."""
     for item in items:
+        # TODO(lead): use objects' fast key
         if type(item) is dict:
             meta = item.get("metadata")
             if type(meta) is dict:
@@ -107,12 +108,15 @@ def _buffer_items(buf: dict[tuple[str, str], Any], items: Iterable[Any]) -> None
         buf[_buffer_key(item)] = item
 
 
+#: The error hook: called as ``handler(reflector, error)`` for every reported
+#: list or watch error, on the reflector's thread and outside its lock.
 WatchErrorHandler: TypeAlias = Callable[["Reflector", BaseException], None]
 
 
 class Reflector:
-    """Runs :func:`step` against a :class:`~informers.listwatch.ListerWatcher`
-    and a store, on the caller's thread (:meth:`run`).
+    """Runs :func:`~informers.reflector.machine.step` against a
+    :class:`~informers.listwatch.ListerWatcher` and a store, on the caller's
+    thread (:meth:`run`).
 
     ``should_resync`` (with ``resync_period`` > 0) is asked every period
     whether to call ``store.resync()``. ``watch_error_handler(reflector,
@@ -141,41 +145,48 @@ class Reflector:
     ) -> None:
         self.config = config or ReflectorConfig()
         self.name = name or f"reflector-{self.config.description}"
+        # Set here, never rebound (the objects themselves are thread-safe or
+        # immutable): config, name, _lw, _store, _clock, _rng, _backoff,
+        # _resync_period, _should_resync.
         self._lw = lister_watcher
-        # The lister-watcher of the current run (an abortable view of _lw when
-        # it offers one) and that run's aborter; written by run() only.
-        self._run_lw: ListerWatcher = lister_watcher
-        self._aborter: RequestAborter | None = None
         self._store = store
         self._clock = clock
         self._rng = rng or random.Random()
         self._backoff = backoff or BackoffManager(clock=clock, rng=self._rng)
         self._resync_period = resync_period
         self._should_resync = should_resync
+
+        # The one lock. _cond guards exactly the fields below, which are read
+        # and written only under it -- except that the driver thread (the
+        # one in run()), the only writer of _state and _transitions, reads
+        # those two without it. wait_for() waits on _cond for _transitions
+        # to move. Invariants: _running while a run() is between its start and
+        # its end; _transitions counts every state published by run();
+        # _errors holds the last 100 reported errors.
         self._cond = threading.Condition()
-        # Guarded by _cond:
         self._state: ReflectorState = Idle()
-        self._stream: WatchStream | None = None
+        self._transitions = 0
+        self._waiting = 0  # threads in wait_for()
         self._running = False
+        self._stream: WatchStream | None = None  # the open watch (the stopper stops it)
         self._error_handler: WatchErrorHandler | None = watch_error_handler
         self._errors: list[BaseException] = []
-        # Used only by the driver thread:
-        self._buffer: dict[tuple[str, str], Any] = {}
-        self._events: Iterator[Mapping[str, Any]] | None = None
-        self._watch_started = 0.0
-        self._deadline: TimerHandle | None = None
-        self._deadline_fired = threading.Event()
-        self._resync_timer: TimerHandle | None = None  # guarded by _cond
+        self._resync_off = False  # run() has ended: schedule no more resync timers
+        self._resync_timer: TimerHandle | None = None  # the resync timer scheduled last
         # The timer whose callback armed _resync_timer: its thread may still be
-        # finishing, so run() cancels (joins) it too. Guarded by _cond.
+        # finishing, so run() cancels (joins) it too.
         self._resync_armer: TimerHandle | None = None
-        self._resync_off = False  # guarded by _cond
-        self._pending: Input | None = None
-        self._done = threading.Event()
-        self._waiting = 0  # guarded by _cond: threads in wait_for()
-        # Bumped at every published transition (written by the driver thread
-        # only; waiters read it under _cond).
-        self._transitions = 0
+
+        # Not guarded: used by the driver thread only.
+        # The lister-watcher of the current run (an abortable view of _lw when
+        # it offers one).
+        self._run_lw: ListerWatcher = lister_watcher
+        self._buffer: dict[tuple[str, str], Any] = {}  # a list being collected
+        self._events: Iterator[Mapping[str, Any]] | None = None  # the open watch's events
+        self._watch_started = 0.0  # clock time the open watch was requested
+        self._deadline: TimerHandle | None = None  # the streaming list's deadline timer
+        # Thread-safe on its own: set by the deadline timer, read by the driver.
+        self._deadline_fired = threading.Event()
 
     # ------------------------------------------------------------------ accessors
 
@@ -205,7 +216,15 @@ class Reflector:
         """Block until ``predicate(state)`` holds (checked now and after every
         transition) or ``timeout`` real seconds passed; returns whether it
         holds. The predicate runs on the caller's thread without any lock of
-        the reflector held."""
+        the reflector held.
+
+        The timeout is wall time (:func:`time.monotonic`), not the injected
+        clock's: it bounds how long the *caller* blocks, and has nothing to
+        do with the reflector's own timing. With a
+        :class:`~informers.testing.fake.FakeClock` (which only moves when a
+        test advances it) a clock-timed wait could never time out, and a
+        failing test would hang instead of failing -- the fakes' own
+        ``wait_for_*`` helpers use real seconds for the same reason."""
         deadline = time.monotonic() + timeout
         with self._cond:
             self._waiting += 1
@@ -225,7 +244,8 @@ class Reflector:
                 self._waiting -= 1
 
     def _wait_transition(self, seen: int, deadline: float) -> bool:
-        """Wait until a transition after the ``seen``-th one, or the deadline."""
+        """Wait until a transition after the ``seen``-th one, or the
+        (wall-time, see :meth:`wait_for`) deadline."""
         with self._cond:
             remaining = deadline - time.monotonic()
             return remaining > 0 and self._cond.wait_for(
@@ -243,11 +263,14 @@ class Reflector:
                 raise RuntimeError(f"{self.name} is running already")
             self._running = True
             self._state = Idle(self._state.mem)
-        self._bind_aborter()
+        aborter = self._bind_aborter()
+        done = threading.Event()
         stopper = threading.Thread(
-            target=self._interrupt_on, args=(stop,), name=f"{self.name}-stop", daemon=True
+            target=self._interrupt_on,
+            args=(stop, done, aborter),
+            name=f"{self.name}-stop",
+            daemon=True,
         )
-        done = self._done = threading.Event()
         stopper.start()
         self._arm_resync(stop)
         inp: Input = Begin()
@@ -256,10 +279,9 @@ class Reflector:
                 if stop.is_set():
                     inp = StopRequested()
                 try:
-                    self._transition(inp, stop)
-                    if isinstance(self.state, Stopped):
+                    state, nxt = self._transition(inp, stop)
+                    if type(state) is Stopped:
                         return
-                    nxt = self._pending
                     inp = nxt if nxt is not None else self._next_from_stream(stop)
                 except Exception:
                     log.exception("%s: unexpected error; relisting after a backoff", self.name)
@@ -279,31 +301,37 @@ class Reflector:
                 self._running = False
                 self._cond.notify_all()
 
-    def _bind_aborter(self) -> None:
+    def _bind_aborter(self) -> RequestAborter | None:
         """Use an abortable view of the lister-watcher for this run, when it
         offers one (an optional ``abortable(aborter)`` method: the
-        :class:`~informers.listwatch.ListerWatcher` protocol does not require it)."""
+        :class:`~informers.listwatch.ListerWatcher` protocol does not require
+        it); returns the run's aborter, if any."""
         bind = getattr(self._lw, "abortable", None)
         if not callable(bind):
-            self._run_lw, self._aborter = self._lw, None
-            return
+            self._run_lw = self._lw
+            return None
         aborter = RequestAborter()
-        self._run_lw, self._aborter = bind(aborter), aborter
+        self._run_lw = bind(aborter)
+        return aborter
 
     def _recover(self, stop: threading.Event) -> Input:
         self._close_stream()
         self._buffer = {}
-        self._publish(BackingOff(self.state.mem, Next.RELIST))
+        self._publish(BackingOff(self._state.mem, Next.RELIST))
         result = self._perform(Backoff("unexpected error"), stop)
         return result if result is not None else TimerFired()
 
-    def _interrupt_on(self, stop: threading.Event) -> None:
-        # Normally woken by ``stop``; the timeout only bounds how long this
-        # thread outlives a run() that ended by an exception.
-        while not stop.wait(0.5) and not self._done.is_set():
+    def _interrupt_on(
+        self, stop: threading.Event, done: threading.Event, aborter: RequestAborter | None
+    ) -> None:
+        """The stopper thread of one run: once ``stop`` is set, aborts the
+        request in flight and stops the open watch. Normally woken by
+        ``stop``; the 0.5 s timeout (wall time, not the clock's: a FakeClock
+        would never end it) only bounds how long this thread outlives a
+        run() that ended by an exception (``done``)."""
+        while not stop.wait(0.5) and not done.is_set():
             pass
         if stop.is_set():
-            aborter = self._aborter
             if aborter is not None:
                 aborter.abort()  # a list or watch request in flight
             with self._cond:
@@ -347,32 +375,33 @@ class Reflector:
             self._resync_armer, self._resync_timer = self._resync_timer, timer
             return True
 
-    def _transition(self, inp: Input, stop: threading.Event) -> None:
-        state = self._state  # only this thread writes it
-        new_state, actions = step(state, inp, self.config)
+    def _transition(self, inp: Input, stop: threading.Event) -> tuple[ReflectorState, Input | None]:
+        """Steps the machine with ``inp`` and performs the actions; returns
+        the new state and the next input when an action produced one (else
+        the next input comes from the open watch)."""
+        # Read without the lock: this (the driver) thread is its only writer.
+        new_state, actions = step(self._state, inp, self.config)
         # The new state is published once the store actions before the first
         # blocking action (a request or a wait) are done, so a reader that
         # sees an RV in ``state`` also sees its events in the store.
         published = False
-        self._pending = None
+        pending: Input | None = None
         for action in actions:
             if not published and isinstance(action, _BLOCKING):
                 self._publish(new_state)
                 published = True
             result = self._perform(action, stop)
             if result is not None:
-                self._pending = result
+                pending = result
         if not published:
             self._publish(new_state)
+        return new_state, pending
 
     def _publish(self, state: ReflectorState) -> None:
-        # Replacing the reference is atomic; the lock is only needed to wake
-        # threads blocked in wait_for() (checked without it: a waiter that
-        # registers concurrently re-checks the predicate under the lock).
-        self._state = state
-        self._transitions += 1
-        if self._waiting:
-            with self._cond:
+        with self._cond:
+            self._state = state
+            self._transitions += 1
+            if self._waiting:
                 self._cond.notify_all()
 
     def _perform(self, action: Action, stop: threading.Event) -> Input | None:
