@@ -1,4 +1,5 @@
-"""The threaded reflector driver, against FakeListerWatcher and FakeClock."""
+"""informers.reflector.driver: the threaded reflector driver, against
+FakeListerWatcher and FakeClock."""
 
 from __future__ import annotations
 
@@ -11,15 +12,9 @@ import pytest
 
 from informers.errors import ExpiredError, TooManyRequestsError, WatchDecodeError
 from informers.listwatch import ListOptions
-from informers.reflector import (
-    BackingOff,
-    BackoffManager,
-    Next,
-    Reflector,
-    ReflectorConfig,
-    ReflectorState,
-    Watching,
-)
+from informers.reflector.config import ReflectorConfig
+from informers.reflector.driver import BackoffManager, Reflector
+from informers.reflector.machine import BackingOff, Next, ReflectorState, Watching
 from informers.testing.fake import FakeClock, FakeListerWatcher, FakeWatch
 
 
