@@ -149,6 +149,7 @@ class Stopped:
     mem: Memory
 
 
+#: Every state of the reflector (each carries its :class:`Memory` as ``mem``).
 ReflectorState: TypeAlias = Idle | Listing | Streaming | Watching | BackingOff | Stopped
 
 # --------------------------------------------------------------------------- inputs
@@ -211,6 +212,7 @@ class StopRequested:
     """The owner asked the reflector to stop."""
 
 
+#: Everything that can happen to the reflector: the argument of :func:`step`.
 Input: TypeAlias = (
     Begin
     | ListPage
@@ -324,6 +326,7 @@ class Report:
     error: BaseException
 
 
+#: Everything :func:`step` can ask the driver to do.
 Action: TypeAlias = (
     RequestList
     | RequestWatch
@@ -341,6 +344,7 @@ Action: TypeAlias = (
     | Report
 )
 
+#: What :func:`step` returns: the next state and the actions, in order.
 Step: TypeAlias = tuple[ReflectorState, tuple[Action, ...]]
 
 # --------------------------------------------------------------------------- helpers
