@@ -503,6 +503,23 @@ def test_wait_for_calls_the_predicate_without_holding_the_reflector_lock(
     assert all(lock_free)
 
 
+def test_a_transition_is_published_under_the_reflector_lock(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    # _state is guarded by _cond: while another thread holds it, the driver
+    # applies an event to the store but cannot publish the state it leads to.
+    lw.set_objects([], "5")
+    refl = make(lw, store, clock)
+    with Running(refl) as run:
+        w = lw.wait_for_watch()
+        run.wait_state(lambda s: isinstance(s, Watching))
+        with refl._cond:
+            w.add(pod("a", "6"))
+            assert store.wait_ops(2)[1] == ("add", "a")
+            assert refl.last_sync_resource_version() == "5"  # (the lock is reentrant)
+        run.wait_state(lambda s: s.mem.last_sync_rv == "6")
+
+
 def test_backoff_manager_reads_the_clock_outside_its_lock() -> None:
     # The clock has a lock of its own (FakeClock does): holding ours while
     # asking it would hold two locks at once.
