@@ -142,3 +142,60 @@ def test_every_exported_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
     for name in module.__all__:
         assert getattr(module, name) is not None, name
+
+
+REFLECTOR_ALL = {
+    "Action",
+    "BackingOff",
+    "Backoff",
+    "BackoffManager",
+    "Begin",
+    "Buffer",
+    "BufferDelete",
+    "BufferPut",
+    "CancelDeadline",
+    "ClearBuffer",
+    "CloseWatch",
+    "DeadlineFired",
+    "INITIAL_EVENTS_END_ANNOTATION",
+    "Idle",
+    "Input",
+    "ListError",
+    "ListPage",
+    "Listing",
+    "Memory",
+    "Next",
+    "Reflector",
+    "ReflectorConfig",
+    "ReflectorState",
+    "ReflectorStore",
+    "Replace",
+    "Report",
+    "RequestList",
+    "RequestWatch",
+    "StopRequested",
+    "Stopped",
+    "StoreAdd",
+    "StoreDelete",
+    "StoreUpdate",
+    "Streaming",
+    "TimerFired",
+    "WatchEnded",
+    "WatchEvent",
+    "WatchOpenError",
+    "Watching",
+    "step",
+}
+
+
+def test_informers_reflector_all_is_pinned() -> None:
+    import informers.reflector
+    from informers.reflector import config, driver, machine
+
+    assert set(informers.reflector.__all__) == REFLECTOR_ALL
+    assert len(informers.reflector.__all__) == len(REFLECTOR_ALL), "duplicate names in __all__"
+    # Each name has one home module, and the package re-exports that object.
+    for name in REFLECTOR_ALL:
+        homes = [m for m in (config, driver, machine) if name in m.__all__]
+        assert len(homes) == 1, (name, homes)
+        assert getattr(informers.reflector, name) is getattr(homes[0], name)

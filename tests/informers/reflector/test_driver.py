@@ -1,4 +1,5 @@
-"""The threaded reflector driver, against FakeListerWatcher and FakeClock."""
+"""informers.reflector.driver: the threaded reflector driver, against
+FakeListerWatcher and FakeClock."""
 
 from __future__ import annotations
 
@@ -11,15 +12,9 @@ import pytest
 
 from informers.errors import ExpiredError, TooManyRequestsError, WatchDecodeError
 from informers.listwatch import ListOptions
-from informers.reflector import (
-    BackingOff,
-    BackoffManager,
-    Next,
-    Reflector,
-    ReflectorConfig,
-    ReflectorState,
-    Watching,
-)
+from informers.reflector.config import ReflectorConfig
+from informers.reflector.driver import BackoffManager, Reflector
+from informers.reflector.machine import BackingOff, Next, ReflectorState, Watching
 from informers.testing.fake import FakeClock, FakeListerWatcher, FakeWatch
 
 
@@ -506,6 +501,23 @@ def test_wait_for_calls_the_predicate_without_holding_the_reflector_lock(
         lw.wait_for_watch()
     assert lock_free
     assert all(lock_free)
+
+
+def test_a_transition_is_published_under_the_reflector_lock(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    # _state is guarded by _cond: while another thread holds it, the driver
+    # applies an event to the store but cannot publish the state it leads to.
+    lw.set_objects([], "5")
+    refl = make(lw, store, clock)
+    with Running(refl) as run:
+        w = lw.wait_for_watch()
+        run.wait_state(lambda s: isinstance(s, Watching))
+        with refl._cond:
+            w.add(pod("a", "6"))
+            assert store.wait_ops(2)[1] == ("add", "a")
+            assert refl.last_sync_resource_version() == "5"  # (the lock is reentrant)
+        run.wait_state(lambda s: s.mem.last_sync_rv == "6")
 
 
 def test_backoff_manager_reads_the_clock_outside_its_lock() -> None:

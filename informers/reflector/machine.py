@@ -1,55 +1,21 @@
-"""The reflector: keeps a store in step with the API server by listing, then
-watching, and recovering from every failure by re-watching or re-listing.
+"""The reflector's pure state machine: :func:`step` takes the current
+:data:`ReflectorState` and one :data:`Input` (something that happened) and
+returns the next state and a tuple of :data:`Action` (what to do now, in
+order). No I/O, no threads, no clock and no randomness: every transition is
+testable by feeding inputs. The threaded driver that performs the actions is
+:class:`informers.reflector.driver.Reflector`; the behaviour is summarised in
+:mod:`informers.reflector`.
 
-It is written as an explicit state machine. :func:`step` is pure: it takes the
-current state and one :data:`Input` (something that happened) and returns the
-next state and a tuple of :data:`Action` (what to do now). :class:`Reflector`
-is the thin threaded driver that performs the actions (HTTP requests, store
-updates, waits) and feeds what happens back into :func:`step`. Every
-transition is therefore testable without a server or a thread.
-
-Behaviour (client-go's reflector):
-
-* The first list is at resourceVersion ``"0"`` (served from the watch cache);
-  a relist uses the last synced RV; after a 410 or a "too large resource
-  version" the RV is unavailable and the list uses ``""`` (most recent).
-* Pages of ``page_size`` only when listing at ``""``/``"0"`` or once the server
-  answered paginated at ``"0"``; a continue token in an answer is always
-  followed; an expired continue token falls back to one full list at the most
-  recent state.
-* The watch starts at the list RV with bookmarks always requested and a server
-  timeout chosen at random in ``[min_watch_timeout, 2 * min_watch_timeout]``.
-  A clean end re-watches from the last RV at once; a "very short" watch (ended
-  within a second without events) backs off and relists.
-* 429 and connection refused re-watch from the same RV after a backoff (the
-  server's ``Retry-After`` when given) without relisting.
-* Streaming lists (``sendInitialEvents``) when enabled; if the server refuses
-  them (400, 403, 404, 405, 406, 415, 422, 501), ends the stream or does not
-  send the initial-events-end bookmark within ``watch_list_deadline``, the
-  reflector falls back to LIST for good. Any other failure (a 5xx, a broken
-  connection) makes it LIST this time and stream again on the next relist, as
-  client-go does.
-* Malformed events (unknown type, no object, no metadata, an ERROR event) are
-  reported with the kind and RV (never the object) and cause a relist; events
-  older than the RV already seen on a watch are skipped (a replaying server
-  must not move the cache back in time).
-* Backoff: 0.8 s doubling to 30 s, jitter 1.0, reset after 2 minutes without
-  backing off.
+All the types here are frozen dataclasses: safe to share between threads.
 """
 
 from __future__ import annotations
 
 import enum
-import logging
-import random
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, TypeAlias
+from typing import Any, TypeAlias
 
-from informers.backoff import ExponentialBackoff
-from informers.clock import REAL_CLOCK, Clock, TimerHandle
 from informers.errors import (
     ApiError,
     ExpiredError,
@@ -57,20 +23,13 @@ from informers.errors import (
     TooManyRequestsError,
     WatchDecodeError,
 )
-from informers.listwatch import (
-    ListerWatcher,
-    ListOptions,
-    RequestAborter,
-    WatchStream,
-    error_from_status,
-    is_connection_refused,
-)
+from informers.listwatch import ListOptions, error_from_status, is_connection_refused
+from informers.reflector.config import ReflectorConfig
 
 __all__ = [
     "INITIAL_EVENTS_END_ANNOTATION",
     "Action",
     "Backoff",
-    "BackoffManager",
     "BackingOff",
     "Begin",
     "Buffer",
@@ -87,10 +46,7 @@ __all__ = [
     "Listing",
     "Memory",
     "Next",
-    "Reflector",
-    "ReflectorConfig",
     "ReflectorState",
-    "ReflectorStore",
     "Replace",
     "Report",
     "RequestList",
@@ -109,28 +65,10 @@ __all__ = [
     "step",
 ]
 
-log = logging.getLogger(__name__)
-
 #: The annotation on the bookmark that ends the initial events of a streaming list.
 INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
 #: A watch that ends sooner than this without any event counts as "very short".
 SHORT_WATCH_SECONDS = 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class ReflectorConfig:
-    """Tunables of one reflector (immutable)."""
-
-    #: Kind or resource name, used in log lines and errors.
-    description: str = "objects"
-    #: Page size of paginated lists (0: never paginate).
-    page_size: int = 500
-    #: Try streaming lists (``sendInitialEvents``) first.
-    use_watch_list: bool = False
-    #: The server timeout of a watch is random in [this, 2 * this] seconds.
-    min_watch_timeout: float = 300.0
-    #: Seconds to wait for the initial-events-end bookmark of a streaming list.
-    watch_list_deadline: float = 60.0
 
 
 # --------------------------------------------------------------------------- state
@@ -211,6 +149,7 @@ class Stopped:
     mem: Memory
 
 
+#: Every state of the reflector (each carries its :class:`Memory` as ``mem``).
 ReflectorState: TypeAlias = Idle | Listing | Streaming | Watching | BackingOff | Stopped
 
 # --------------------------------------------------------------------------- inputs
@@ -273,6 +212,7 @@ class StopRequested:
     """The owner asked the reflector to stop."""
 
 
+#: Everything that can happen to the reflector: the argument of :func:`step`.
 Input: TypeAlias = (
     Begin
     | ListPage
@@ -386,6 +326,7 @@ class Report:
     error: BaseException
 
 
+#: Everything :func:`step` can ask the driver to do.
 Action: TypeAlias = (
     RequestList
     | RequestWatch
@@ -403,6 +344,7 @@ Action: TypeAlias = (
     | Report
 )
 
+#: What :func:`step` returns: the next state and the actions, in order.
 Step: TypeAlias = tuple[ReflectorState, tuple[Action, ...]]
 
 # --------------------------------------------------------------------------- helpers
@@ -497,9 +439,7 @@ def _newer(rv: str, than: str) -> bool:
 _EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
 
 
-def _malformed(
-    event: Mapping[str, Any], config: ReflectorConfig
-) -> tuple[str, Mapping[str, Any] | None, str | None]:
+def _malformed(event: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None, str | None]:
     """Returns (type, object, problem); ``problem`` is None for a valid event."""
     etype = event.get("type")
     obj = event.get("object")
@@ -653,7 +593,7 @@ def _step_streaming(state: Streaming, inp: Input, config: ReflectorConfig) -> St
             return _fall_back_to_list(mem, config, Report(err))
         return _list_this_time(mem, config, Report(err))
     if isinstance(inp, WatchEvent):
-        etype, obj, problem = _malformed(inp.event, config)
+        etype, obj, problem = _malformed(inp.event)
         if problem is not None or obj is None:
             err = _decode_error(config, problem or "an invalid event")
             return BackingOff(mem, Next.RESTREAM), (
@@ -708,7 +648,7 @@ def _step_streaming(state: Streaming, inp: Input, config: ReflectorConfig) -> St
 def _step_watching(state: Watching, inp: Input, config: ReflectorConfig) -> Step:
     mem = state.mem
     if isinstance(inp, WatchEvent):
-        etype, obj, problem = _malformed(inp.event, config)
+        etype, obj, problem = _malformed(inp.event)
         if problem is not None or obj is None:
             bad = _decode_error(config, problem or "an invalid event")
             return BackingOff(mem, Next.RELIST), (
@@ -760,450 +700,3 @@ def _step_watching(state: Watching, inp: Input, config: ReflectorConfig) -> Step
             return BackingOff(mem, Next.RELIST), (Backoff("very short watch"),)
         return _start_watch(mem)
     return state, ()
-
-
-# --------------------------------------------------------------------------- backoff
-
-
-#: The reflector's retry backoff; the policy lives in :mod:`informers.backoff`.
-BackoffManager = ExponentialBackoff
-
-
-# --------------------------------------------------------------------------- driver
-
-
-class ReflectorStore(Protocol):
-    """What the reflector writes to (a :class:`~informers.fifo.RealFIFO`, or
-    any :class:`~informers.store.Store`)."""
-
-    def add(self, obj: Any) -> None: ...
-
-    def update(self, obj: Any) -> None: ...
-
-    def delete(self, obj: Any) -> None: ...
-
-    def replace(self, objects: Iterable[Any], resource_version: str) -> None: ...
-
-    def resync(self) -> None: ...
-
-
-_BLOCKING = (RequestList, RequestWatch, Backoff)
-
-
-def _buffer_key(obj: Any) -> tuple[str, str]:
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
-    if not isinstance(meta, Mapping):
-        return ("", "")
-    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-
-
-def _buffer_items(buf: dict[tuple[str, str], Any], items: Iterable[Any]) -> None:
-    """``buf[_buffer_key(item)] = item`` for every item, in order (a later
-    duplicate wins), with the key computed inline for plain-dict items whose
-    name and namespace are strings (what the list handed over holds)."""
-    for item in items:
-        if type(item) is dict:
-            meta = item.get("metadata")
-            if type(meta) is dict:
-                name = meta.get("name")
-                namespace = meta.get("namespace")
-                if type(name) is str and (namespace is None or type(namespace) is str):
-                    buf[(namespace or "", name)] = item
-                    continue
-        buf[_buffer_key(item)] = item
-
-
-WatchErrorHandler: TypeAlias = Callable[["Reflector", BaseException], None]
-
-
-class Reflector:
-    """Runs :func:`step` against a :class:`~informers.listwatch.ListerWatcher`
-    and a store, on the caller's thread (:meth:`run`).
-
-    ``should_resync`` (with ``resync_period`` > 0) is asked every period
-    whether to call ``store.resync()``. ``watch_error_handler(reflector,
-    error)`` is called (outside any lock) for every reported error; it must
-    not block for long. Read accessors are thread-safe. Stopping: set the
-    ``stop`` event passed to :meth:`run`; an open watch is interrupted at once.
-    When the lister-watcher offers ``abortable(aborter)`` (as
-    :class:`~informers.listwatch.HTTPListerWatcher` does), a list or a watch
-    request in flight is aborted too (connecting, waiting for headers or
-    reading a list); otherwise such a request finishes first.
-    """
-
-    def __init__(
-        self,
-        lister_watcher: ListerWatcher,
-        store: ReflectorStore,
-        *,
-        config: ReflectorConfig | None = None,
-        name: str = "",
-        resync_period: float = 0.0,
-        should_resync: Callable[[], bool] | None = None,
-        watch_error_handler: WatchErrorHandler | None = None,
-        clock: Clock = REAL_CLOCK,
-        backoff: BackoffManager | None = None,
-        rng: random.Random | None = None,
-    ) -> None:
-        self.config = config or ReflectorConfig()
-        self.name = name or f"reflector-{self.config.description}"
-        self._lw = lister_watcher
-        # The lister-watcher of the current run (an abortable view of _lw when
-        # it offers one) and that run's aborter; written by run() only.
-        self._run_lw: ListerWatcher = lister_watcher
-        self._aborter: RequestAborter | None = None
-        self._store = store
-        self._clock = clock
-        self._rng = rng or random.Random()
-        self._backoff = backoff or BackoffManager(clock=clock, rng=self._rng)
-        self._resync_period = resync_period
-        self._should_resync = should_resync
-        self._cond = threading.Condition()
-        # Guarded by _cond:
-        self._state: ReflectorState = Idle()
-        self._stream: WatchStream | None = None
-        self._running = False
-        self._error_handler: WatchErrorHandler | None = watch_error_handler
-        self._errors: list[BaseException] = []
-        # Used only by the driver thread:
-        self._buffer: dict[tuple[str, str], Any] = {}
-        self._events: Iterator[Mapping[str, Any]] | None = None
-        self._watch_started = 0.0
-        self._deadline: TimerHandle | None = None
-        self._deadline_fired = threading.Event()
-        self._resync_timer: TimerHandle | None = None  # guarded by _cond
-        # The timer whose callback armed _resync_timer: its thread may still be
-        # finishing, so run() cancels (joins) it too. Guarded by _cond.
-        self._resync_armer: TimerHandle | None = None
-        self._resync_off = False  # guarded by _cond
-        self._pending: Input | None = None
-        self._done = threading.Event()
-        self._waiting = 0  # guarded by _cond: threads in wait_for()
-        # Bumped at every published transition (written by the driver thread
-        # only; waiters read it under _cond).
-        self._transitions = 0
-
-    # ------------------------------------------------------------------ accessors
-
-    @property
-    def state(self) -> ReflectorState:
-        """The current state (an immutable snapshot)."""
-        with self._cond:
-            return self._state
-
-    def last_sync_resource_version(self) -> str:
-        """The RV of the last list or event applied to the store ("" before
-        the first list)."""
-        with self._cond:
-            return self._state.mem.last_sync_rv
-
-    def set_watch_error_handler(self, handler: WatchErrorHandler | None) -> None:
-        """Replace the error hook (``None``: log only)."""
-        with self._cond:
-            self._error_handler = handler
-
-    def errors(self) -> list[BaseException]:
-        """Errors reported so far (the last 100), oldest first."""
-        with self._cond:
-            return list(self._errors)
-
-    def wait_for(self, predicate: Callable[[ReflectorState], bool], timeout: float) -> bool:
-        """Block until ``predicate(state)`` holds (checked now and after every
-        transition) or ``timeout`` real seconds passed; returns whether it
-        holds. The predicate runs on the caller's thread without any lock of
-        the reflector held."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            self._waiting += 1
-        try:
-            while True:
-                with self._cond:
-                    seen, state = self._transitions, self._state
-                if predicate(state):
-                    return True
-                if not self._wait_transition(seen, deadline):
-                    break
-            with self._cond:
-                state = self._state
-            return predicate(state)
-        finally:
-            with self._cond:
-                self._waiting -= 1
-
-    def _wait_transition(self, seen: int, deadline: float) -> bool:
-        """Wait until a transition after the ``seen``-th one, or the deadline."""
-        with self._cond:
-            remaining = deadline - time.monotonic()
-            return remaining > 0 and self._cond.wait_for(
-                lambda: self._transitions != seen, remaining
-            )
-
-    # ------------------------------------------------------------------ driver
-
-    def run(self, stop: threading.Event) -> None:
-        """List and watch until ``stop`` is set. Blocks; call it on a thread
-        of your own (the informer does). Never raises for API or transport
-        errors: those are reported and retried."""
-        with self._cond:
-            if self._running:
-                raise RuntimeError(f"{self.name} is running already")
-            self._running = True
-            self._state = Idle(self._state.mem)
-        self._bind_aborter()
-        stopper = threading.Thread(
-            target=self._interrupt_on, args=(stop,), name=f"{self.name}-stop", daemon=True
-        )
-        done = self._done = threading.Event()
-        stopper.start()
-        self._arm_resync(stop)
-        inp: Input = Begin()
-        try:
-            while True:
-                if stop.is_set():
-                    inp = StopRequested()
-                try:
-                    self._transition(inp, stop)
-                    if isinstance(self.state, Stopped):
-                        return
-                    nxt = self._pending
-                    inp = nxt if nxt is not None else self._next_from_stream(stop)
-                except Exception:
-                    log.exception("%s: unexpected error; relisting after a backoff", self.name)
-                    inp = self._recover(stop)
-        finally:
-            self._close_stream()
-            with self._cond:
-                self._resync_off = True
-                timers = (self._resync_timer, self._resync_armer)
-                self._resync_timer = self._resync_armer = None
-            for timer in timers:
-                if timer is not None:
-                    timer.cancel()
-            done.set()
-            stopper.join()
-            with self._cond:
-                self._running = False
-                self._cond.notify_all()
-
-    def _bind_aborter(self) -> None:
-        """Use an abortable view of the lister-watcher for this run, when it
-        offers one (an optional ``abortable(aborter)`` method: the
-        :class:`~informers.listwatch.ListerWatcher` protocol does not require it)."""
-        bind = getattr(self._lw, "abortable", None)
-        if not callable(bind):
-            self._run_lw, self._aborter = self._lw, None
-            return
-        aborter = RequestAborter()
-        self._run_lw, self._aborter = bind(aborter), aborter
-
-    def _recover(self, stop: threading.Event) -> Input:
-        self._close_stream()
-        self._buffer = {}
-        self._publish(BackingOff(self.state.mem, Next.RELIST))
-        result = self._perform(Backoff("unexpected error"), stop)
-        return result if result is not None else TimerFired()
-
-    def _interrupt_on(self, stop: threading.Event) -> None:
-        # Normally woken by ``stop``; the timeout only bounds how long this
-        # thread outlives a run() that ended by an exception.
-        while not stop.wait(0.5) and not self._done.is_set():
-            pass
-        if stop.is_set():
-            aborter = self._aborter
-            if aborter is not None:
-                aborter.abort()  # a list or watch request in flight
-            with self._cond:
-                stream = self._stream
-            if stream is not None:
-                stream.stop()
-
-    def _arm_resync(self, stop: threading.Event) -> None:
-        if self._resync_period <= 0:
-            return
-        with self._cond:
-            self._resync_off = False
-
-        def fire() -> None:
-            if stop.is_set():
-                return
-            if self._should_resync is None or self._should_resync():
-                try:
-                    self._store.resync()
-                except Exception:
-                    log.exception("%s: resync failed", self.name)
-            arm()
-
-        def arm() -> None:
-            with self._cond:
-                if self._resync_off:
-                    return
-            # Scheduled outside our lock (the clock has its own); if run()
-            # ended meanwhile, cancel what was just scheduled.
-            timer = self._clock.call_later(self._resync_period, fire, f"{self.name}-resync")
-            if not self._keep_resync_timer(timer):
-                timer.cancel()
-
-        arm()
-
-    def _keep_resync_timer(self, timer: TimerHandle) -> bool:
-        with self._cond:
-            if self._resync_off:
-                return False
-            # Called from the callback of the current timer (or first by run()).
-            self._resync_armer, self._resync_timer = self._resync_timer, timer
-            return True
-
-    def _transition(self, inp: Input, stop: threading.Event) -> None:
-        state = self._state  # only this thread writes it
-        new_state, actions = step(state, inp, self.config)
-        # The new state is published once the store actions before the first
-        # blocking action (a request or a wait) are done, so a reader that
-        # sees an RV in ``state`` also sees its events in the store.
-        published = False
-        self._pending = None
-        for action in actions:
-            if not published and isinstance(action, _BLOCKING):
-                self._publish(new_state)
-                published = True
-            result = self._perform(action, stop)
-            if result is not None:
-                self._pending = result
-        if not published:
-            self._publish(new_state)
-
-    def _publish(self, state: ReflectorState) -> None:
-        # Replacing the reference is atomic; the lock is only needed to wake
-        # threads blocked in wait_for() (checked without it: a waiter that
-        # registers concurrently re-checks the predicate under the lock).
-        self._state = state
-        self._transitions += 1
-        if self._waiting:
-            with self._cond:
-                self._cond.notify_all()
-
-    def _perform(self, action: Action, stop: threading.Event) -> Input | None:
-        match action:
-            case StoreAdd(obj):
-                self._store.add(obj)
-            case StoreUpdate(obj):
-                self._store.update(obj)
-            case StoreDelete(obj):
-                self._store.delete(obj)
-            case Buffer(items):
-                _buffer_items(self._buffer, items)
-            case BufferPut(obj):
-                self._buffer[_buffer_key(obj)] = obj
-            case BufferDelete(obj):
-                self._buffer.pop(_buffer_key(obj), None)
-            case ClearBuffer():
-                self._buffer = {}
-            case Replace(rv):
-                objects, self._buffer = list(self._buffer.values()), {}
-                log.info("%s: synced %d objects at rv %s", self.name, len(objects), rv)
-                self._store.replace(objects, rv)
-            case RequestList(options):
-                return self._list(options, stop)
-            case RequestWatch(options, deadline):
-                return self._open_watch(options, deadline, stop)
-            case CloseWatch():
-                self._close_stream()
-            case CancelDeadline():
-                self._cancel_deadline()
-            case Backoff(reason, retry_after):
-                # A Retry-After of 0 (or less) gives no delay: back off as usual
-                # rather than retrying in a tight loop against a throttling server.
-                if retry_after is not None and retry_after > 0:
-                    delay = retry_after
-                else:
-                    delay = self._backoff.next_delay()
-                log.warning("%s: %s; retrying in %.2f s", self.name, reason, delay)
-                return StopRequested() if self._clock.wait(stop, delay) else TimerFired()
-            case Report(error):
-                self._report(error)
-        return None
-
-    def _report(self, error: BaseException) -> None:
-        log.warning("%s: %s: %s", self.name, type(error).__name__, error)
-        with self._cond:
-            self._errors = [*self._errors[-99:], error]
-            handler = self._error_handler
-        if handler is not None:
-            try:
-                handler(self, error)
-            except Exception:
-                log.exception("%s: the watch error handler raised", self.name)
-
-    def _list(self, options: ListOptions, stop: threading.Event) -> Input:
-        try:
-            return ListPage(self._run_lw.list(options))
-        except Exception as exc:  # noqa: BLE001 - any failure is an input to step()
-            if stop.is_set():  # most likely our own abort: the stop, not a failure
-                log.debug("%s: list ended by the stop: %s", self.name, type(exc).__name__)
-                return StopRequested()
-            return ListError(exc)
-
-    def _open_watch(
-        self, options: ListOptions, deadline: float | None, stop: threading.Event
-    ) -> Input | None:
-        low = self.config.min_watch_timeout
-        timeout = int(low * (self._rng.random() + 1.0))
-        options = replace(options, timeout_seconds=max(1, timeout))
-        self._watch_started = self._clock.now()
-        try:
-            stream = self._run_lw.watch(options)
-        except Exception as exc:  # noqa: BLE001 - any failure is an input to step()
-            if stop.is_set():  # most likely our own abort: the stop, not a failure
-                log.debug("%s: watch ended by the stop: %s", self.name, type(exc).__name__)
-                return StopRequested()
-            return WatchOpenError(exc)
-        with self._cond:
-            self._stream = stream
-        if stop.is_set():
-            stream.stop()
-        self._events = iter(stream)
-        self._deadline_fired.clear()
-        if deadline is not None:
-
-            def fire() -> None:
-                self._deadline_fired.set()
-                stream.stop()
-
-            self._deadline = self._clock.call_later(deadline, fire, f"{self.name}-deadline")
-        return None
-
-    def _cancel_deadline(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
-
-    def _close_stream(self) -> None:
-        self._cancel_deadline()
-        with self._cond:
-            stream, self._stream = self._stream, None
-        self._events = None
-        if stream is not None:
-            stream.stop()
-
-    def _next_from_stream(self, stop: threading.Event) -> Input:
-        events = self._events
-        if events is None:  # nothing pending and no watch: cannot happen
-            raise AssertionError(f"{self.name}: no input after {self._state!r}")
-        error: BaseException | None = None
-        try:
-            return WatchEvent(next(events))
-        except StopIteration:
-            pass
-        except Exception as exc:  # noqa: BLE001 - transport errors end the watch
-            error = exc
-        if stop.is_set():
-            return StopRequested()
-        if self._deadline_fired.is_set() and isinstance(self._state, Streaming):
-            self._close_stream()
-            return DeadlineFired()
-        # (A deadline that fired as the end bookmark was being applied stopped
-        # a stream that is now a plain watch: that watch simply ended.)
-        elapsed = self._clock.now() - self._watch_started
-        self._close_stream()
-        if error is not None and not isinstance(error, WatchDecodeError):
-            log.info("%s: watch ended: %s", self.name, type(error).__name__)
-        return WatchEnded(error, elapsed)

@@ -1,4 +1,5 @@
-"""Every transition of the reflector's pure step function, without I/O."""
+"""informers.reflector.machine: every transition of the reflector's pure step
+function, without I/O, and properties over reachable states."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from informers.errors import (
     WatchDecodeError,
 )
 from informers.listwatch import ListOptions
-from informers.reflector import (
+from informers.reflector.config import ReflectorConfig
+from informers.reflector.machine import (
     INITIAL_EVENTS_END_ANNOTATION,
     BackingOff,
     Backoff,
@@ -34,7 +36,6 @@ from informers.reflector import (
     ListPage,
     Memory,
     Next,
-    ReflectorConfig,
     ReflectorState,
     Replace,
     Report,
@@ -591,3 +592,190 @@ def test_rv_never_goes_back_while_watching(inputs: list[Any]) -> None:
         # at most one action asks the driver for the next input
         asking = [a for a in actions if isinstance(a, RequestList | RequestWatch | Backoff)]
         assert len(asking) <= 1
+
+
+# ------------------------------------------------- properties over reachable states
+
+_BLOCKING = (RequestList, RequestWatch, Backoff)
+_WATCHES = (Streaming, Watching)
+_list_rvs = st.integers(1, 60).map(str)
+_event_rvs = st.integers(1, 1000).map(str)  # mostly newer than the lists' RVs
+_failures = st.sampled_from(
+    [
+        ExpiredError(410, "Expired"),
+        ResourceVersionTooLargeError(504, "Timeout"),
+        TooManyRequestsError(429, "TooManyRequests", retry_after=3.0),
+        ApiError(500, "InternalError"),
+        ApiError(403, "Forbidden"),
+        ConnectionRefusedError(111, "Connection refused"),
+        ConnectionResetError("reset"),
+        WatchDecodeError("pods: a watch line is not JSON"),
+    ]
+)
+
+
+def _event(etype: str, obj: Any) -> WatchEvent:
+    return WatchEvent({"type": etype, "object": obj})
+
+
+def _end_bookmark(rv: str) -> WatchEvent:
+    meta = {"resourceVersion": rv, "annotations": {INITIAL_EVENTS_END_ANNOTATION: "true"}}
+    return _event("BOOKMARK", {"metadata": meta})
+
+
+_pages = st.one_of(
+    st.builds(
+        lambda rv, cont, n: ListPage(page([pod(f"p{i}", rv) for i in range(n)], rv, cont)),
+        _list_rvs,
+        st.sampled_from(["", "", "next-page"]),
+        st.integers(0, 3),
+    ),
+    st.sampled_from([ListPage({"items": []}), ListPage(page([{"metadata": {}}], "5"))]),
+)
+_object_events = st.builds(
+    lambda t, n, rv: _event(t, pod(n, rv)),
+    st.sampled_from(["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]),
+    st.sampled_from("ab"),
+    _event_rvs,
+)
+_bad_events = st.one_of(
+    st.builds(
+        lambda status: _error_event(*status),
+        st.sampled_from([(410, "Expired"), (429, "TooManyRequests"), (500, ""), (400, "")]),
+    ),
+    st.sampled_from(
+        [
+            WatchEvent({}),
+            _event("ADDED", None),
+            _event("ADDED", {"spec": {}}),
+            _event("BOGUS", pod("a", "5")),
+        ]
+    ),
+)
+_watch_ends = st.one_of(
+    st.builds(WatchOpenError, _failures),
+    st.builds(
+        WatchEnded,
+        st.sampled_from([None, WatchDecodeError("bad line"), ConnectionResetError("reset")]),
+        st.sampled_from([0.1, 100.0]),
+    ),
+)
+#: What the driver can feed in each state (StopRequested: tried from every
+#: state by the test itself).
+_INPUTS_FOR: dict[type, st.SearchStrategy[Any]] = {
+    Idle: st.just(Begin()),
+    Listing: st.one_of(_pages, _pages, st.builds(ListError, _failures)),
+    Streaming: st.one_of(
+        _object_events,
+        _object_events,
+        st.builds(_end_bookmark, _event_rvs),
+        _bad_events,
+        _watch_ends,
+        st.just(DeadlineFired()),
+    ),
+    Watching: st.one_of(_object_events, _object_events, _object_events, _bad_events, _watch_ends),
+    BackingOff: st.just(TimerFired()),
+}
+#: Anything at all: what does not apply to a state must be ignored.
+_ANY_INPUT = st.one_of(
+    st.sampled_from([Begin(), TimerFired(), DeadlineFired()]),
+    _pages,
+    st.builds(ListError, _failures),
+    _object_events,
+    _bad_events,
+    _watch_ends,
+)
+_configs = st.sampled_from([CFG, STREAM_CFG, ReflectorConfig(page_size=0)])
+
+
+def _check_step(
+    old: ReflectorState, inp: Any, new: ReflectorState, actions: tuple[Any, ...]
+) -> None:
+    """What every transition must respect, whatever the state and the input."""
+    if isinstance(old, Stopped):
+        assert (new, actions) == (old, ())  # final
+        return
+    if isinstance(inp, StopRequested):
+        assert new == Stopped(old.mem)
+        assert actions == ((CloseWatch(),) if isinstance(old, _WATCHES) else ())
+        return
+    if new is old:
+        assert actions == ()  # an input that does not apply is ignored
+        return
+    assert not isinstance(new, Idle | Stopped)
+    # At most one action gives the driver its next input, and it comes last;
+    # it matches the new state.
+    blocking = [a for a in actions if isinstance(a, _BLOCKING)]
+    assert len(blocking) <= 1
+    if blocking:
+        (ask,) = blocking
+        assert actions[-1] is ask
+        if isinstance(ask, RequestList):
+            assert isinstance(new, Listing)
+        elif isinstance(ask, Backoff):
+            assert isinstance(new, BackingOff)
+        else:
+            assert isinstance(new, _WATCHES)
+            streams = isinstance(new, Streaming)
+            assert bool(ask.options.send_initial_events) is streams
+            assert (ask.deadline is not None) is streams
+    else:  # the next input comes from the watch, which stays open
+        assert isinstance(inp, WatchEvent)
+        assert isinstance(old, _WATCHES)
+        assert isinstance(new, _WATCHES)
+    if isinstance(inp, WatchEvent) and blocking:
+        assert actions[0] == CloseWatch()  # an open watch is closed before leaving it
+    # Each action only where the states allow it.
+    for i, action in enumerate(actions):
+        if isinstance(action, StoreAdd | StoreUpdate | StoreDelete):
+            assert isinstance(old, Watching)
+            assert isinstance(new, Watching)
+            assert len(actions) == 1
+            assert new.events == old.events + 1
+        elif isinstance(action, BufferPut | BufferDelete):
+            assert isinstance(old, Streaming)
+            assert isinstance(new, Streaming)
+        elif isinstance(action, Buffer):
+            assert isinstance(old, Listing)
+        elif isinstance(action, Replace):
+            assert isinstance(old, Listing | Streaming)
+            assert isinstance(new, Watching)
+            assert action.resource_version == new.mem.last_sync_rv == new.rv
+        elif isinstance(action, CancelDeadline):
+            assert isinstance(old, Streaming)
+            assert isinstance(new, Watching)
+        elif isinstance(action, CloseWatch):
+            assert isinstance(old, _WATCHES)
+            assert i == 0
+        elif isinstance(action, RequestList | RequestWatch):
+            fresh_list = isinstance(action, RequestList) and not action.options.continue_token
+            if fresh_list or action.options.send_initial_events:
+                assert ClearBuffer() in actions[:i]  # a new list starts from an empty buffer
+    # The RV moves only with the store: a reader that sees it sees its objects.
+    if new.mem.last_sync_rv != old.mem.last_sync_rv:
+        moved_by_event = isinstance(old, Watching) and isinstance(new, Watching)
+        assert moved_by_event or any(isinstance(a, Replace) for a in actions)
+    # Once given up, streaming lists are never tried again.
+    if not isinstance(old, Idle):
+        assert new.mem.watch_list <= old.mem.watch_list
+
+
+@given(_configs, st.data())
+def test_every_reachable_transition_is_well_formed_and_stop_always_stops(
+    config: ReflectorConfig, data: st.DataObject
+) -> None:
+    state: ReflectorState = Idle()
+    for _ in range(data.draw(st.integers(1, 60), label="steps")):
+        stopped, stop_actions = step(state, StopRequested(), config)
+        _check_step(state, StopRequested(), stopped, stop_actions)
+        assert isinstance(stopped, Stopped)
+        # Mostly what the driver would feed now; one time in ten, anything.
+        anything = data.draw(st.integers(0, 9), label="roll") == 9
+        inp = data.draw(_ANY_INPUT if anything else _INPUTS_FOR[type(state)])
+        new, actions = step(state, inp, config)
+        _check_step(state, inp, new, actions)
+        state = new
+    stopped, _ = step(state, StopRequested(), config)
+    for inp in [StopRequested(), Begin(), data.draw(_ANY_INPUT)]:  # Stopped is final
+        new, actions = step(stopped, inp, config)
+        _check_step(stopped, inp, new, actions)

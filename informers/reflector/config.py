@@ -1,0 +1,26 @@
+"""The tunables of one reflector, read by both the pure machine
+(:mod:`informers.reflector.machine`: page size, streaming lists, the
+streaming deadline) and the threaded driver (:mod:`informers.reflector.driver`:
+the watch timeout, names in log lines)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ReflectorConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectorConfig:
+    """Tunables of one reflector (immutable, so safe to share between threads)."""
+
+    #: Kind or resource name, used in log lines and errors.
+    description: str = "objects"
+    #: Page size of paginated lists (0: never paginate).
+    page_size: int = 500
+    #: Try streaming lists (``sendInitialEvents``) first.
+    use_watch_list: bool = False
+    #: The server timeout of a watch is random in [this, 2 * this] seconds.
+    min_watch_timeout: float = 300.0
+    #: Seconds to wait for the initial-events-end bookmark of a streaming list.
+    watch_list_deadline: float = 60.0
