@@ -25,6 +25,7 @@ from informers.errors import (
     UnknownIndexError,
     UnknownResourceError,
     WatchDecodeError,
+    WatchStalledError,
 )
 
 # --- informer: lister-watcher, reflector, shared informer, factory (informer branch) ---
@@ -98,6 +99,7 @@ __all__ = [
     "UnknownIndexError",
     "UnknownResourceError",
     "WatchDecodeError",
+    "WatchStalledError",
     # resources
     "Resource",
     # fifo

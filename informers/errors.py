@@ -19,6 +19,7 @@ written against the built-ins keeps working::
     │   ├── TooManyRequestsError                 429, with ``retry_after``
     │   └── ResourceVersionTooLargeError         504 for a RV in the future
     ├── WatchDecodeError                         a watch line that is not a valid event
+    ├── WatchStalledError         (TimeoutError) an open watch went silent; re-watched
     ├── UnknownResourceError      (LookupError)  no resource of that name (lists close matches)
     ├── InformerStateError        (RuntimeError) wrong call for the state (e.g. after start)
     └── CacheSyncTimeoutError     (TimeoutError) caches not synced in time; names which
@@ -50,6 +51,7 @@ __all__ = [
     "UnknownIndexError",
     "UnknownResourceError",
     "WatchDecodeError",
+    "WatchStalledError",
 ]
 
 
@@ -161,6 +163,12 @@ class UnknownResourceError(InformersError, LookupError):
         super().__init__(f"unknown resource {name!r}{extra}{hint}")
         self.name = name
         self.suggestions = tuple(suggestions)
+
+
+class WatchStalledError(InformersError, TimeoutError):
+    """An open watch delivered nothing at all, not even a bookmark, for the
+    reflector's ``watch_progress_timeout``; the reflector stopped it and
+    re-watched from the last resource version (reported, never raised)."""
 
 
 class InformerStateError(InformersError, RuntimeError):

@@ -28,6 +28,7 @@ INFORMERS_ALL = {
     "UnknownIndexError",
     "UnknownResourceError",
     "WatchDecodeError",
+    "WatchStalledError",
     # resources
     "Resource",
     # fifo

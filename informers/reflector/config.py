@@ -24,3 +24,7 @@ class ReflectorConfig:
     min_watch_timeout: float = 300.0
     #: Seconds to wait for the initial-events-end bookmark of a streaming list.
     watch_list_deadline: float = 60.0
+    #: Re-watch from the last resource version when an open watch delivered
+    #: nothing at all (not even a bookmark) for this many seconds; ``None``
+    #: or 0 turns the check off (see :mod:`informers.reflector.watchdog`).
+    watch_progress_timeout: float | None = 150.0

@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeAlias
 
 from informers.backoff import ExponentialBackoff
 from informers.clock import REAL_CLOCK, Clock, TimerHandle
-from informers.errors import WatchDecodeError
+from informers.errors import WatchDecodeError, WatchStalledError
 from informers.listwatch import ListerWatcher, ListOptions, RequestAborter, WatchStream
 from informers.reflector.config import ReflectorConfig
 from informers.reflector.machine import (
@@ -57,6 +57,7 @@ from informers.reflector.machine import (
     WatchOpenError,
     step,
 )
+from informers.reflector.watchdog import ProgressWatchdog
 
 __all__ = ["BackoffManager", "Reflector", "ReflectorStore", "WatchErrorHandler"]
 
@@ -187,6 +188,10 @@ class Reflector:
         self._deadline: TimerHandle | None = None  # the streaming list's deadline timer
         # Thread-safe on its own: set by the deadline timer, read by the driver.
         self._deadline_fired = threading.Event()
+        # Events read from the open watches: written by the driver thread only,
+        # read (racily, harmlessly) by the watchdog on the timer thread.
+        self._progress = 0
+        self._watchdog: ProgressWatchdog | None = None  # the open watch's
 
     # ------------------------------------------------------------------ accessors
 
@@ -492,7 +497,16 @@ class Reflector:
                 stream.stop()
 
             self._deadline = self._clock.call_later(deadline, fire, f"{self.name}-deadline")
+        limit = self.config.watch_progress_timeout
+        if limit:
+            self._watchdog = ProgressWatchdog(
+                self._clock, limit, self._events_read, stream.stop, self.name
+            )
+            self._watchdog.start()
         return None
+
+    def _events_read(self) -> int:
+        return self._progress
 
     def _cancel_deadline(self) -> None:
         if self._deadline is not None:
@@ -501,6 +515,9 @@ class Reflector:
 
     def _close_stream(self) -> None:
         self._cancel_deadline()
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         with self._cond:
             stream, self._stream = self._stream, None
         self._events = None
@@ -513,13 +530,23 @@ class Reflector:
             raise AssertionError(f"{self.name}: no input after {self._state!r}")
         error: BaseException | None = None
         try:
-            return WatchEvent(next(events))
+            event = next(events)
+            self._progress += 1
+            return WatchEvent(event)
         except StopIteration:
             pass
         except Exception as exc:  # noqa: BLE001 - transport errors end the watch
             error = exc
         if stop.is_set():
             return StopRequested()
+        watchdog = self._watchdog  # cancelled and cleared by _close_stream below
+        if watchdog is not None and watchdog.fired.is_set():
+            stalled = WatchStalledError(
+                f"{self.config.description}: an open watch delivered nothing for "
+                f"{watchdog.limit:g} s; re-watching from rv {self._state.mem.last_sync_rv}"
+            )
+            self._report(stalled)
+            error = stalled
         if self._deadline_fired.is_set() and isinstance(self._state, Streaming):
             self._close_stream()
             return DeadlineFired()
@@ -527,6 +554,6 @@ class Reflector:
         # a stream that is now a plain watch: that watch simply ended.)
         elapsed = self._clock.now() - self._watch_started
         self._close_stream()
-        if error is not None and not isinstance(error, WatchDecodeError):
+        if error is not None and not isinstance(error, WatchDecodeError | WatchStalledError):
             log.info("%s: watch ended: %s", self.name, type(error).__name__)
         return WatchEnded(error, elapsed)

@@ -120,6 +120,16 @@ class FakeClock:
         with self._cond:
             return sum(1 for _, s, _ in self._timers if s not in self._cancelled)
 
+    def wait_for_timers(self, count: int = 1, timeout: float = 5.0) -> bool:
+        """Block (real time, at most ``timeout``) until at least ``count``
+        :meth:`call_later` callbacks are pending: a component's timer is armed
+        before the test advances the clock past it."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: sum(1 for _, s, _ in self._timers if s not in self._cancelled) >= count,
+                timeout,
+            )
+
     def wait_for_waiters(self, count: int = 1, timeout: float = 5.0) -> bool:
         """Block until at least ``count`` threads wait on this clock."""
         with self._cond:

@@ -320,6 +320,13 @@ class ApiServer:
         pile up in the per-watch buffers and may overflow them). 0 resumes."""
         self._storage.stall(seconds)
 
+    def silence_watches(self) -> int:
+        """The watches open now go silent for good, like a half-dead
+        connection or a proxy that swallows data: they stay open and send
+        nothing more, not even bookmarks, until the client gives up on them.
+        Watches opened later are unaffected. Returns how many went silent."""
+        return self._storage.silence()
+
     def fail_next(
         self,
         n: int,
@@ -395,6 +402,12 @@ class ApiServer:
     @rv_wait_seconds.setter
     def rv_wait_seconds(self, seconds: float) -> None:
         self._settings.rv_wait_seconds = float(seconds)
+
+    def wait_for_watches(self, count: int = 1, timeout: float = 10.0) -> bool:
+        """Block until at least ``count`` watches are open; False after
+        ``timeout`` seconds (real time). The deterministic point to inject a
+        watch fault at: the client's watch is open, not merely requested."""
+        return self._storage.wait_for_watch_count(count, timeout)
 
     def watch_count(self) -> int:
         """Number of watch streams open now."""

@@ -202,6 +202,8 @@ class Watcher:
         self.min_rv = min_rv
         self.buffer: collections.deque[tuple[str, Stored]] = collections.deque()
         self.end: str | None = None
+        #: Sends nothing more, ever (a half-dead connection): see ``silence``.
+        self.silenced = False
 
     @property
     def resource(self) -> Resource:
@@ -996,6 +998,7 @@ class Storage:
                 start = self._rv
             watcher = Watcher(kind, namespace, predicate, capacity, max(start, self._rv))
             kind.watchers.add(watcher)
+            self._cond.notify_all()  # wait_for_watch_count()
             return watcher, first, start
 
     def next_batch(self, watcher: Watcher, timeout: float) -> tuple[list[tuple[str, Stored]], int]:
@@ -1010,12 +1013,14 @@ class Storage:
                 now = time.monotonic()
                 if watcher.end is not None:
                     return [], self._rv
-                stall = self._stall_until
+                stall = deadline if watcher.silenced else self._stall_until
                 if now < stall:
                     if now >= deadline:
                         return [], -1
                     self._cond.wait(min(stall, deadline) - now)
                     continue
+                if watcher.silenced:
+                    return [], -1
                 if watcher.buffer:
                     batch = list(watcher.buffer)
                     watcher.buffer.clear()
@@ -1030,6 +1035,19 @@ class Storage:
             self._stall_until = time.monotonic() + seconds if seconds > 0 else 0.0
             self._cond.notify_all()
 
+    def silence(self) -> int:
+        """Make every open watch send nothing more, for good (events stay
+        buffered, no bookmarks); later watches are unaffected. Returns how
+        many watches went silent."""
+        with self._cond:
+            count = 0
+            for kind in self._kinds.values():
+                for watcher in kind.watchers:
+                    watcher.silenced = True
+                    count += 1
+            self._cond.notify_all()
+            return count
+
     def close_watch(self, watcher: Watcher) -> None:
         with self._cond:
             watcher.kind.watchers.discard(watcher)
@@ -1040,6 +1058,14 @@ class Storage:
         """Wake every waiter (after a fault setting changed)."""
         with self._cond:
             self._cond.notify_all()
+
+    def wait_for_watch_count(self, count: int, timeout: float) -> bool:
+        """Block until at least ``count`` watches are open (or ``timeout``)."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: sum(len(kind.watchers) for kind in self._kinds.values()) >= count,
+                timeout,
+            )
 
     def watch_count(self) -> int:
         with self._cond:

@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from informers.errors import ExpiredError, TooManyRequestsError, WatchDecodeError
+from informers.errors import (
+    ExpiredError,
+    TooManyRequestsError,
+    WatchDecodeError,
+    WatchStalledError,
+)
 from informers.listwatch import ListOptions
 from informers.reflector.config import ReflectorConfig
 from informers.reflector.driver import BackoffManager, Reflector
@@ -451,7 +456,15 @@ def test_stop_joins_the_resync_timer_that_armed_the_next_one(
 ) -> None:
     clock = _LingeringClock()
     lw.set_objects([], "5")
-    refl = Reflector(lw, store, clock=clock, resync_period=30, should_resync=lambda: True)
+    # Only the resync timers are counted here: no progress watchdog.
+    refl = Reflector(
+        lw,
+        store,
+        config=ReflectorConfig(watch_progress_timeout=None),
+        clock=clock,
+        resync_period=30,
+        should_resync=lambda: True,
+    )
     try:
         with Running(refl):
             lw.wait_for_watch()
@@ -538,3 +551,63 @@ def test_backoff_manager_reads_the_clock_outside_its_lock() -> None:
     clock.manager.next_delay()
     clock.manager.next_delay()
     assert held == [False, False]
+
+
+def test_a_silent_watch_is_rewatched_from_the_last_rv(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    lw.set_objects([pod("a", "2")], "5")
+    errors: list[BaseException] = []
+    refl = make(lw, store, clock, watch_progress_timeout=100.0)
+    refl.set_watch_error_handler(lambda _r, e: errors.append(e))
+    with Running(refl):
+        w1 = lw.wait_for_watch()
+        w1.add(pod("b", "6"))
+        store.wait_ops(2)
+        assert clock.wait_for_timers(1)  # the watchdog is armed
+        # Checks every 25 s; the event is first seen by the check at 25 s, so
+        # the watch is given up between 100 and 125 s after it.
+        for _ in range(4):
+            clock.advance(25)
+            assert clock.wait_for_timers(1)
+        assert not w1.stopped
+        clock.advance(25)  # 100 s of silence since the check that saw the event
+        w2 = lw.wait_for_watch(2)
+        assert w1.stopped
+        assert w2.options.resource_version == "6"  # re-watched, no relist
+        assert len(lw.list_calls) == 1
+    assert [type(e) for e in errors] == [WatchStalledError]
+    assert "delivered nothing for 100 s" in str(errors[0])
+    assert clock.pending_timers() == 0
+
+
+def test_events_keep_the_watchdog_quiet(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    lw.set_objects([], "5")
+    refl = make(lw, store, clock, watch_progress_timeout=100.0)
+    with Running(refl):
+        w = lw.wait_for_watch()
+        store.wait_ops(1)
+        for rv in range(6, 16):  # something every 50 s, for 500 s
+            assert clock.wait_for_timers(1)
+            w.bookmark(str(rv))
+            assert refl.wait_for(lambda s, rv=rv: s.mem.last_sync_rv == str(rv), 5)
+            clock.advance(25)
+            assert clock.wait_for_timers(1)
+            clock.advance(25)
+        assert not w.stopped
+        assert len(lw.watch_calls) == 1
+    assert clock.pending_timers() == 0
+
+
+def test_the_watchdog_can_be_turned_off(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    lw.set_objects([], "5")
+    with Running(make(lw, store, clock, watch_progress_timeout=None)):
+        w = lw.wait_for_watch()
+        store.wait_ops(1)
+        assert clock.pending_timers() == 0
+        clock.advance(10_000)
+        assert not w.stopped
