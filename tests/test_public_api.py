@@ -200,3 +200,34 @@ def test_informers_reflector_all_is_pinned() -> None:
         homes = [m for m in (config, driver, machine) if name in m.__all__]
         assert len(homes) == 1, (name, homes)
         assert getattr(informers.reflector, name) is getattr(homes[0], name)
+
+
+WORKQUEUE_ALL = {
+    # queues
+    "DelayingQueue",
+    "Queue",
+    "RateLimitingQueue",
+    # rate limiters
+    "BucketRateLimiter",
+    "ItemExponentialFailureRateLimiter",
+    "ItemFastSlowRateLimiter",
+    "MaxOfRateLimiter",
+    "RateLimiter",
+    "default_controller_rate_limiter",
+    # metrics
+    "CallbackGaugeMetric",
+    "CounterMetric",
+    "HistogramMetric",
+    "MetricsProvider",
+    "NoopMetricsProvider",
+    "QueueMetrics",
+}
+
+
+def test_informers_workqueue_all_is_pinned() -> None:
+    import informers.workqueue
+
+    assert set(informers.workqueue.__all__) == WORKQUEUE_ALL
+    assert len(informers.workqueue.__all__) == len(set(informers.workqueue.__all__))
+    for name in informers.workqueue.__all__:
+        assert getattr(informers.workqueue, name) is not None, name
