@@ -104,6 +104,22 @@ TRACKER_ALL = {
     "TrackerDeleteResource",
     # informers to sync events
     "SyncEventPublisher",
+    # syncapi and mirror errors
+    "SyncAPIError",
+    "ObjectKeyParseError",
+    "DiffError",
+    "InvalidListItemError",
+    "IncompleteListError",
+    "ComparisonError",
+    "MirrorError",
+    "MirrorConfigError",
+    "SchemaMismatchError",
+    "MirrorDatabaseError",
+    "DatabaseUnavailableError",
+    # the mirroring contract
+    "ObjectKey",
+    "Syncer",
+    "diff",
 }
 
 
