@@ -113,6 +113,7 @@ TRACKER_ALL = {
     "ComparisonError",
     "MirrorError",
     "MirrorConfigError",
+    "InvalidObjectError",
     "SchemaMismatchError",
     "MirrorDatabaseError",
     "DatabaseUnavailableError",

@@ -25,6 +25,8 @@ Errors that are also a built-in kind derive from that kind too::
         │       └── ComparisonError                   matches() raised for a live object
         └── MirrorError                               the SQL mirror (tracker.mirror)
             ├── MirrorConfigError      (ValueError)   a bad table, column or path declaration
+            ├── InvalidObjectError     (ValueError)   an object that cannot be a row (no uid,
+            │                                         no name, another kind)
             ├── SchemaMismatchError                   the existing table differs from the
             │                                         declaration in a way that cannot be
             │                                         migrated additively (names the difference)
@@ -53,6 +55,7 @@ __all__ = [
     "DuplicateSubscriptionError",
     "IncompleteListError",
     "InvalidListItemError",
+    "InvalidObjectError",
     "MirrorConfigError",
     "MirrorDatabaseError",
     "MirrorError",
@@ -190,6 +193,12 @@ class MirrorConfigError(MirrorError, ValueError):
     """A declaration the mirror refuses: a table or column name that is not a
     safe identifier, a malformed path, an unknown column type, a clash with a
     built-in column."""
+
+
+class InvalidObjectError(MirrorError, ValueError):
+    """The object handed to a mirror's ``sync`` cannot be a row: it is not a
+    mapping, has no ``metadata.uid`` or ``metadata.name``, or is of another
+    kind. The message names the key when there is one, never the content."""
 
 
 class SchemaMismatchError(MirrorError):
