@@ -158,3 +158,36 @@ def test_every_exported_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
     for name in module.__all__:
         assert getattr(module, name) is not None, name
+
+
+MIRROR_ALL = {
+    # database
+    "MirrorDatabase",
+    "create_mirror_engine",
+    "STATE_TABLE",
+    # tables
+    "MirrorStore",
+    "MirrorBatch",
+    "MirrorRow",
+    # schema
+    "Column",
+    "ColumnType",
+    "BUILTIN_COLUMNS",
+    "table_name_for",
+    # errors
+    "MirrorError",
+    "MirrorConfigError",
+    "InvalidObjectError",
+    "SchemaMismatchError",
+    "MirrorDatabaseError",
+    "DatabaseUnavailableError",
+}
+
+
+def test_tracker_mirror_all_is_pinned() -> None:
+    import tracker.mirror
+
+    assert set(tracker.mirror.__all__) == MIRROR_ALL
+    assert len(tracker.mirror.__all__) == len(set(tracker.mirror.__all__))
+    for name in tracker.mirror.__all__:
+        assert getattr(tracker.mirror, name) is not None, name
