@@ -141,3 +141,34 @@ def test_every_exported_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
     for name in module.__all__:
         assert getattr(module, name) is not None, name
+
+
+WORKQUEUE_ALL = {
+    # queues
+    "DelayingQueue",
+    "Queue",
+    "RateLimitingQueue",
+    # rate limiters
+    "BucketRateLimiter",
+    "ItemExponentialFailureRateLimiter",
+    "ItemFastSlowRateLimiter",
+    "MaxOfRateLimiter",
+    "RateLimiter",
+    "default_controller_rate_limiter",
+    # metrics
+    "CallbackGaugeMetric",
+    "CounterMetric",
+    "HistogramMetric",
+    "MetricsProvider",
+    "NoopMetricsProvider",
+    "QueueMetrics",
+}
+
+
+def test_informers_workqueue_all_is_pinned() -> None:
+    import informers.workqueue
+
+    assert set(informers.workqueue.__all__) == WORKQUEUE_ALL
+    assert len(informers.workqueue.__all__) == len(set(informers.workqueue.__all__))
+    for name in informers.workqueue.__all__:
+        assert getattr(informers.workqueue, name) is not None, name
