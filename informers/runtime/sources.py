@@ -248,10 +248,10 @@ class InformerSource:
 
     def start(self, sink: Sink) -> None:
         with self._lock:
-            if self._started:
-                raise InformerStateError(f"{self._name}: source already started")
             if self._stopped:
                 raise InformerStateError(f"{self._name}: source was stopped")
+            if self._started:
+                raise InformerStateError(f"{self._name}: source already started")
             self._started = True
         handler = _EnqueueHandler(sink, self._predicates, self._map_func)
         registration = self.informer.add_event_handler(handler, self._resync_period)
@@ -332,10 +332,10 @@ class _ThreadedSource:
 
     def start(self, sink: Sink) -> None:
         with self._cond:
-            if self._started:
-                raise InformerStateError(f"{self._name}: source already started")
             if self._stopped:
                 raise InformerStateError(f"{self._name}: source was stopped")
+            if self._started:
+                raise InformerStateError(f"{self._name}: source already started")
             self._started = True
             thread = threading.Thread(
                 target=self._main, args=(sink,), name=f"{self.kind}-{self._name}", daemon=True

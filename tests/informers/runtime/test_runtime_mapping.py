@@ -11,7 +11,9 @@ from informers.resources import DEPLOYMENTS, NAMESPACES, REPLICASETS
 from informers.runtime import Request, enqueue_owner, request_for_object
 
 
-def ref(kind: str, name: str, api_version: str = "apps/v1", controller: Any = None) -> dict[str, Any]:
+def ref(
+    kind: str, name: str, api_version: str = "apps/v1", controller: Any = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "name": name, "uid": name}
     if controller is not None:
         out["controller"] = controller

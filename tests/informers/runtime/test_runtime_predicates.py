@@ -36,7 +36,9 @@ def test_generation_changed() -> None:
     assert p.update(obj(1), obj(2))
     assert not p.update(obj(1, rv="1"), obj(1, rv="2"))  # a status update
     assert not p.update(obj(None), obj(None, rv="2"))  # kinds without generation
-    assert p.create(obj()) and p.delete(obj()) and p.generic(obj())
+    assert p.create(obj())
+    assert p.delete(obj())
+    assert p.generic(obj())
 
 
 def test_resource_version_changed_drops_resyncs() -> None:
@@ -62,7 +64,9 @@ def test_predicates_tolerate_odd_objects() -> None:
 
 def test_funcs_missing_hooks_pass() -> None:
     p = Funcs(update_func=lambda old, new: False)
-    assert p.create(obj()) and p.delete(obj()) and p.generic(obj())
+    assert p.create(obj())
+    assert p.delete(obj())
+    assert p.generic(obj())
     assert not p.update(obj(), obj())
     assert isinstance(p, Predicate)
 
@@ -70,9 +74,13 @@ def test_funcs_missing_hooks_pass() -> None:
 def test_new_predicate_funcs_applies_to_the_new_object() -> None:
     p = new_predicate_funcs(lambda o: o["metadata"]["name"] == "keep")
     keep, drop = {"metadata": {"name": "keep"}}, {"metadata": {"name": "drop"}}
-    assert p.create(keep) and not p.create(drop)
-    assert p.update(drop, keep) and not p.update(keep, drop)
-    assert p.delete(keep) and p.generic(keep) and not p.generic(drop)
+    assert p.create(keep)
+    assert not p.create(drop)
+    assert p.update(drop, keep)
+    assert not p.update(keep, drop)
+    assert p.delete(keep)
+    assert p.generic(keep)
+    assert not p.generic(drop)
 
 
 def test_as_predicate() -> None:

@@ -100,17 +100,12 @@ def test_terminal_error_wraps_a_cause() -> None:
 def test_is_terminal_follows_cause_not_context() -> None:
     assert is_terminal(TerminalError("x"))
     assert not is_terminal(RuntimeError("x"))
-    try:
-        try:
-            raise TerminalError("inner")
-        except TerminalError as inner:
-            raise RuntimeError("wrapped") from inner
-    except RuntimeError as outer:
-        assert is_terminal(outer)
-    try:
-        try:
-            raise TerminalError("inner")
-        except TerminalError:
-            raise RuntimeError("while handling") from None
-    except RuntimeError as outer:
-        assert not is_terminal(outer)
+    wrapped = RuntimeError("wrapped")
+    wrapped.__cause__ = TerminalError("inner")
+    assert is_terminal(wrapped)
+    handling = RuntimeError("while handling")
+    handling.__context__ = TerminalError("inner")
+    assert not is_terminal(handling)
+    looped = RuntimeError("a cycle")
+    looped.__cause__ = looped
+    assert not is_terminal(looped)
