@@ -107,6 +107,7 @@ TRACKER_ALL = {
     # syncapi and mirror errors
     "SyncAPIError",
     "ObjectKeyParseError",
+    "SyncerConfigError",
     "DiffError",
     "InvalidListItemError",
     "IncompleteListError",
@@ -174,6 +175,12 @@ MIRROR_ALL = {
     "ColumnType",
     "BUILTIN_COLUMNS",
     "table_name_for",
+    # the controller
+    "mirror_controller",
+    "SyncController",
+    "MirrorSyncer",
+    "sync_reconciler",
+    "LiveReader",
     # errors
     "MirrorError",
     "MirrorConfigError",

@@ -36,6 +36,7 @@ from tracker.errors import (
     ResourceNotSyncedError,
     SchemaMismatchError,
     SyncAPIError,
+    SyncerConfigError,
     TrackerError,
     UnknownResourceTypeError,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "UnknownResourceTypeError",
     "SyncAPIError",
     "ObjectKeyParseError",
+    "SyncerConfigError",
     "DiffError",
     "InvalidListItemError",
     "IncompleteListError",

@@ -19,6 +19,8 @@ Errors that are also a built-in kind derive from that kind too::
         ├── ResourceNotSyncedError     (LookupError)  an expected resource type not synced yet
         ├── SyncAPIError                              the syncapi contract (tracker.syncapi)
         │   ├── ObjectKeyParseError    (ValueError)   a string is not a namespace/name key
+        │   ├── SyncerConfigError      (ValueError)   a sync controller that cannot start (bad
+        │                                             name, no reconcile function, no sources)
         │   └── DiffError                             diff() failed: no partial result
         │       ├── InvalidListItemError (TypeError)  an item of the wrong type or with no UID
         │       ├── IncompleteListError               the list has a continue token
@@ -63,6 +65,7 @@ __all__ = [
     "ResourceNotSyncedError",
     "SchemaMismatchError",
     "SyncAPIError",
+    "SyncerConfigError",
     "TrackerError",
     "UnknownResourceTypeError",
 ]
@@ -145,6 +148,11 @@ class SyncAPIError(TrackerError):
 
 class ObjectKeyParseError(SyncAPIError, ValueError):
     """A string is not an object key (``namespace/name``, ``/name`` or ``name``)."""
+
+
+class SyncerConfigError(SyncAPIError, ValueError):
+    """A sync controller cannot start: its name is empty or has whitespace,
+    it has no reconcile function, or its syncer has no sources."""
 
 
 class DiffError(SyncAPIError):

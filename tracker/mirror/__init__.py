@@ -8,6 +8,11 @@ SQLite by default, PostgreSQL through psycopg 3 (the ``mirror`` extra).
   (:mod:`tracker.mirror.store`).
 * :class:`Column` -- a declared column extracted by path; the table layout
   and what is stored of Secrets (:mod:`tracker.mirror.schema`).
+* :class:`LiveReader` -- uncached GETs and complete lists of a kind
+  (:mod:`tracker.mirror.live`).
+* :func:`mirror_controller`, :class:`SyncController`, :class:`MirrorSyncer`,
+  :func:`sync_reconciler` -- the controller that keeps a table equal to the
+  API server, on :mod:`informers.runtime` (:mod:`tracker.mirror.controller`).
 
 :mod:`tracker.mirror.testing` starts a throwaway PostgreSQL server for tests.
 
@@ -24,7 +29,14 @@ from tracker.errors import (
     MirrorError,
     SchemaMismatchError,
 )
+from tracker.mirror.controller import (
+    MirrorSyncer,
+    SyncController,
+    mirror_controller,
+    sync_reconciler,
+)
 from tracker.mirror.database import STATE_TABLE, MirrorDatabase, create_mirror_engine
+from tracker.mirror.live import LiveReader
 from tracker.mirror.schema import BUILTIN_COLUMNS, Column, ColumnType, table_name_for
 from tracker.mirror.store import MirrorBatch, MirrorRow, MirrorStore
 
@@ -42,6 +54,12 @@ __all__ = [
     "ColumnType",
     "BUILTIN_COLUMNS",
     "table_name_for",
+    # the controller
+    "mirror_controller",
+    "SyncController",
+    "MirrorSyncer",
+    "sync_reconciler",
+    "LiveReader",
     # errors
     "MirrorError",
     "MirrorConfigError",
