@@ -106,6 +106,24 @@ TRACKER_ALL = {
     "TrackerDeleteResource",
     # informers to sync events
     "SyncEventPublisher",
+    # syncapi and mirror errors
+    "SyncAPIError",
+    "ObjectKeyParseError",
+    "SyncerConfigError",
+    "DiffError",
+    "InvalidListItemError",
+    "IncompleteListError",
+    "ComparisonError",
+    "MirrorError",
+    "MirrorConfigError",
+    "InvalidObjectError",
+    "SchemaMismatchError",
+    "MirrorDatabaseError",
+    "DatabaseUnavailableError",
+    # the mirroring contract
+    "ObjectKey",
+    "Syncer",
+    "diff",
 }
 
 
@@ -200,6 +218,45 @@ def test_informers_reflector_all_is_pinned() -> None:
         homes = [m for m in (config, driver, machine) if name in m.__all__]
         assert len(homes) == 1, (name, homes)
         assert getattr(informers.reflector, name) is getattr(homes[0], name)
+
+
+MIRROR_ALL = {
+    # database
+    "MirrorDatabase",
+    "create_mirror_engine",
+    "STATE_TABLE",
+    # tables
+    "MirrorStore",
+    "MirrorBatch",
+    "MirrorRow",
+    # schema
+    "Column",
+    "ColumnType",
+    "BUILTIN_COLUMNS",
+    "table_name_for",
+    # the controller
+    "mirror_controller",
+    "SyncController",
+    "MirrorSyncer",
+    "sync_reconciler",
+    "LiveReader",
+    # errors
+    "MirrorError",
+    "MirrorConfigError",
+    "InvalidObjectError",
+    "SchemaMismatchError",
+    "MirrorDatabaseError",
+    "DatabaseUnavailableError",
+}
+
+
+def test_tracker_mirror_all_is_pinned() -> None:
+    import tracker.mirror
+
+    assert set(tracker.mirror.__all__) == MIRROR_ALL
+    assert len(tracker.mirror.__all__) == len(set(tracker.mirror.__all__))
+    for name in tracker.mirror.__all__:
+        assert getattr(tracker.mirror, name) is not None, name
 
 
 WORKQUEUE_ALL = {

@@ -1,5 +1,7 @@
 """kube-informers trackers: typed resource trackers, an event bus, and the
-index synchronization tracker, all fed by the informers' blinker signals.
+index synchronization tracker, all fed by the informers' blinker signals; the
+syncapi contract for mirroring a kind elsewhere (its SQL implementation,
+:mod:`tracker.mirror`, needs the ``mirror`` extra and is imported on its own).
 
 The public API is exactly what ``__all__`` lists (a test pins it).
 """
@@ -19,9 +21,22 @@ from tracker.errors import (
     ChannelFullError,
     ChannelRegistrationError,
     ChannelTimeoutError,
+    ComparisonError,
     ConversionError,
+    DatabaseUnavailableError,
+    DiffError,
     DuplicateSubscriptionError,
+    IncompleteListError,
+    InvalidListItemError,
+    InvalidObjectError,
+    MirrorConfigError,
+    MirrorDatabaseError,
+    MirrorError,
+    ObjectKeyParseError,
     ResourceNotSyncedError,
+    SchemaMismatchError,
+    SyncAPIError,
+    SyncerConfigError,
     TrackerError,
     UnknownResourceTypeError,
 )
@@ -38,6 +53,9 @@ from tracker.resource import ResourceTracker, TrackerDeleteResource
 
 # --- informers to sync events (tracker.sync_publisher) ---
 from tracker.sync_publisher import SyncEventPublisher
+
+# --- the mirroring contract (tracker.syncapi) ---
+from tracker.syncapi import ObjectKey, Syncer, diff
 
 __all__ = [
     # event bus
@@ -58,6 +76,19 @@ __all__ = [
     "ResourceNotSyncedError",
     "TrackerError",
     "UnknownResourceTypeError",
+    "SyncAPIError",
+    "ObjectKeyParseError",
+    "SyncerConfigError",
+    "DiffError",
+    "InvalidListItemError",
+    "IncompleteListError",
+    "ComparisonError",
+    "MirrorError",
+    "MirrorConfigError",
+    "InvalidObjectError",
+    "SchemaMismatchError",
+    "MirrorDatabaseError",
+    "DatabaseUnavailableError",
     # index synchronization
     "IndexSynchronizationTracker",
     "IndexSynchronizedEvent",
@@ -67,4 +98,8 @@ __all__ = [
     "TrackerDeleteResource",
     # informers to sync events
     "SyncEventPublisher",
+    # the mirroring contract
+    "ObjectKey",
+    "Syncer",
+    "diff",
 ]

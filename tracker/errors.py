@@ -16,7 +16,25 @@ Errors that are also a built-in kind derive from that kind too::
         ├── ConversionError                           an object does not convert to the
         │                                             resource tracker's type
         ├── UnknownResourceTypeError   (LookupError)  a resource type the tracker does not expect
-        └── ResourceNotSyncedError     (LookupError)  an expected resource type not synced yet
+        ├── ResourceNotSyncedError     (LookupError)  an expected resource type not synced yet
+        ├── SyncAPIError                              the syncapi contract (tracker.syncapi)
+        │   ├── ObjectKeyParseError    (ValueError)   a string is not a namespace/name key
+        │   ├── SyncerConfigError      (ValueError)   a sync controller that cannot start (bad
+        │                                             name, no reconcile function, no sources)
+        │   └── DiffError                             diff() failed: no partial result
+        │       ├── InvalidListItemError (TypeError)  an item of the wrong type or with no UID
+        │       ├── IncompleteListError               the list has a continue token
+        │       └── ComparisonError                   matches() raised for a live object
+        └── MirrorError                               the SQL mirror (tracker.mirror)
+            ├── MirrorConfigError      (ValueError)   a bad table, column or path declaration
+            ├── InvalidObjectError     (ValueError)   an object that cannot be a row (no uid,
+            │                                         no name, another kind)
+            ├── SchemaMismatchError                   the existing table differs from the
+            │                                         declaration in a way that cannot be
+            │                                         migrated additively (names the difference)
+            └── MirrorDatabaseError                   a database operation failed (rolled back)
+                └── DatabaseUnavailableError          the database cannot be reached now:
+                                                      retry later (``retryable`` is true)
 
 A component started twice raises :class:`informers.errors.InformerStateError`
 (a :class:`RuntimeError`), like every other component of the library.
@@ -32,9 +50,22 @@ __all__ = [
     "ChannelFullError",
     "ChannelRegistrationError",
     "ChannelTimeoutError",
+    "ComparisonError",
     "ConversionError",
+    "DatabaseUnavailableError",
+    "DiffError",
     "DuplicateSubscriptionError",
+    "IncompleteListError",
+    "InvalidListItemError",
+    "InvalidObjectError",
+    "MirrorConfigError",
+    "MirrorDatabaseError",
+    "MirrorError",
+    "ObjectKeyParseError",
     "ResourceNotSyncedError",
+    "SchemaMismatchError",
+    "SyncAPIError",
+    "SyncerConfigError",
     "TrackerError",
     "UnknownResourceTypeError",
 ]
@@ -106,3 +137,109 @@ class ResourceNotSyncedError(TrackerError, LookupError):
 
     def __str__(self) -> str:  # LookupError would quote the whole message
         return str(self.args[0])
+
+
+# --------------------------------------------------------------------- syncapi
+
+
+class SyncAPIError(TrackerError):
+    """Base class of the errors of :mod:`tracker.syncapi`."""
+
+
+class ObjectKeyParseError(SyncAPIError, ValueError):
+    """A string is not an object key (``namespace/name``, ``/name`` or ``name``)."""
+
+
+class SyncerConfigError(SyncAPIError, ValueError):
+    """A sync controller cannot start: its name is empty or has whitespace,
+    it has no reconcile function, or its syncer has no sources."""
+
+
+class DiffError(SyncAPIError):
+    """:func:`tracker.syncapi.diff` failed. A diff that raises returns nothing:
+    there is never a partial result to act on."""
+
+
+class InvalidListItemError(DiffError, TypeError):
+    """A list item is not of the expected type, has no ``metadata.uid``, or has
+    no usable key. ``index`` is its position in the list; ``key`` its
+    ``namespace/name`` when it has one (``""`` otherwise)."""
+
+    def __init__(self, index: int, key: str, reason: str) -> None:
+        where = f"list item {index}" + (f" ({key})" if key else "")
+        super().__init__(f"{where}: {reason}")
+        self.index = index
+        self.key = key
+
+
+class IncompleteListError(DiffError):
+    """The list carries a continue token: it is one page of a longer list, and
+    a diff of part of a kind would report every row of the rest as an orphan."""
+
+    def __init__(self, continue_token: str) -> None:
+        super().__init__("the list is incomplete (it has a continue token); diff needs a full list")
+        self.continue_token = continue_token
+
+
+class ComparisonError(DiffError):
+    """``matches(obj, row)`` raised for the object of key ``key``; ``__cause__``
+    holds the original error."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"comparing {key} with its row failed: {reason}")
+        self.key = key
+
+
+# ---------------------------------------------------------------------- mirror
+
+
+class MirrorError(TrackerError):
+    """Base class of the errors of :mod:`tracker.mirror`."""
+
+
+class MirrorConfigError(MirrorError, ValueError):
+    """A declaration the mirror refuses: a table or column name that is not a
+    safe identifier, a malformed path, an unknown column type, a clash with a
+    built-in column."""
+
+
+class InvalidObjectError(MirrorError, ValueError):
+    """The object handed to a mirror's ``sync`` cannot be a row: it is not a
+    mapping, has no ``metadata.uid`` or ``metadata.name``, or is of another
+    kind. The message names the key when there is one, never the content."""
+
+
+class SchemaMismatchError(MirrorError):
+    """The table found in the database differs from the declaration in a way
+    the mirror does not migrate (it only adds columns; it never drops or
+    rewrites data). ``differences`` lists each difference in words."""
+
+    def __init__(self, table: str, differences: list[str]) -> None:
+        detail = "; ".join(differences)
+        super().__init__(
+            f"table {table!r} does not match its declaration: {detail} "
+            "(the mirror only adds columns; change the declaration back, or migrate "
+            "or drop the table yourself)"
+        )
+        self.table = table
+        self.differences = list(differences)
+
+
+class MirrorDatabaseError(MirrorError):
+    """A database operation failed; its transaction was rolled back, so nothing
+    of it was written. ``__cause__`` holds the driver's error. ``retryable``
+    says whether trying again later may succeed."""
+
+    retryable: bool = False
+
+    def __init__(self, operation: str, reason: str) -> None:
+        super().__init__(f"{operation} failed: {reason}")
+        self.operation = operation
+
+
+class DatabaseUnavailableError(MirrorDatabaseError):
+    """The database could not be reached (connection refused or lost, server
+    shutting down, SQLite busy): retry later. The engine reconnects by itself
+    once the server is back."""
+
+    retryable = True
