@@ -52,6 +52,7 @@ __all__ = [
     "UnknownResourceError",
     "WatchDecodeError",
     "WatchStalledError",
+    "permanent_failure_hint",
 ]
 
 
@@ -183,3 +184,30 @@ class CacheSyncTimeoutError(InformersError, TimeoutError):
         detail = "; ".join(f"{name}: {why}" for name, why in sorted(not_synced.items()))
         super().__init__(f"caches not synced: {detail}")
         self.not_synced = dict(not_synced)
+
+
+#: What to check, by HTTP status, when a list or watch keeps failing the same
+#: way: these rarely heal by themselves (a CRD installed later, or an RBAC rule
+#: fixed, does heal them, so the reflector keeps retrying).
+_HINTS = {
+    400: "the server refused the request as invalid: check the label and field selectors",
+    401: "the server refused the credentials: check the kubeconfig's user, token or certificate",
+    403: "access is forbidden: the RBAC rules must allow list and watch on {resource}",
+    404: (
+        "the server does not serve {resource}: is it the right group and version, "
+        "or is its CustomResourceDefinition not installed yet?"
+    ),
+    405: "the server does not allow list or watch on {resource}",
+}
+
+
+def permanent_failure_hint(error: BaseException, resource: str = "the resource") -> str | None:
+    """What to check when ``error`` is a failure that does not heal by
+    itself (400, 401, 403, 404, 405 from the API server), or ``None`` for a
+    passing one (5xx, 429, 410, a broken connection). ``resource`` names the
+    resource in the hint. Pure."""
+    status = getattr(error, "status", None)
+    if not isinstance(error, ApiError) or not isinstance(status, int):
+        return None
+    hint = _HINTS.get(status)
+    return hint.format(resource=resource) if hint is not None else None

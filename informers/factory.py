@@ -13,11 +13,17 @@ import difflib
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from informers import resources as _res
 from informers.clock import REAL_CLOCK, Clock
-from informers.errors import ApiError, InformerStateError, UnknownResourceError
+from informers.errors import (
+    ApiError,
+    InformerStateError,
+    UnknownResourceError,
+    permanent_failure_hint,
+)
 from informers.fifo import TransformFunc
 from informers.informer import SharedIndexInformer
 from informers.listers import Lister
@@ -30,6 +36,13 @@ from informers.wait import pending_after_wait
 __all__ = ["SharedInformerFactory"]
 
 
+def _synced_or_failed(informer: SharedIndexInformer) -> bool:
+    reflector = informer.reflector
+    return informer.has_synced() or (
+        reflector is not None and reflector.permanent_error() is not None
+    )
+
+
 class SharedInformerFactory:
     """Creates and owns shared informers.
 
@@ -38,6 +51,12 @@ class SharedInformerFactory:
     :param namespace: watch one namespace only (``None``: all).
     :param resync_period: default resync period of every informer (seconds).
     :param tweak_list_options: adjusts the options of every list and watch.
+    :param fail_fast: stop an informer whose list keeps failing in a way that
+        does not heal by itself (400, 401, 403, 404: a resource the server
+        does not serve, a bad selector, credentials or RBAC), instead of
+        retrying it with backoff; :meth:`wait_for_cache_sync` then reports it
+        at once. Off by default, as in client-go: a CRD installed later heals
+        a 404.
     :param transform: set on every informer (see
         :meth:`SharedIndexInformer.set_transform`).
     """
@@ -52,6 +71,7 @@ class SharedInformerFactory:
         *,
         reflector_config: ReflectorConfig | None = None,
         clock: Clock = REAL_CLOCK,
+        fail_fast: bool = False,
     ) -> None:
         self._client = api_client
         self.namespace = namespace
@@ -60,6 +80,7 @@ class SharedInformerFactory:
         self._transform = transform
         self._config = reflector_config
         self._clock = clock
+        self._fail_fast = fail_fast
         self._lock = threading.Lock()
         # Guarded by _lock:
         self._informers: dict[Resource, SharedIndexInformer] = {}
@@ -180,18 +201,28 @@ class SharedInformerFactory:
         """
         with self._lock:
             started = [(r, self._informers[r]) for r in self._started]
+        checks: list[Any] = [i for _, i in started]
+        if self._fail_fast:
+            # A failure that does not heal ends the wait for that informer.
+            checks = [partial(_synced_or_failed, i) for i in checks]
         # Real time, like the informers' own ``wait_synced``: a fake clock given to
         # the factory drives resyncs and backoff, not this caller's patience.
-        pending = pending_after_wait([i for _, i in started], timeout)
-        lagging = {id(i) for i in pending or ()}
+        pending_after_wait(checks, timeout)
         not_synced: dict[str, str] = {}
         for resource, informer in started:
-            if id(informer) not in lagging:
+            if informer.has_synced():
                 continue
             reflector = informer.reflector
             errors = reflector.errors() if reflector else []
             why = f"last error: {errors[-1]}" if errors else "initial list not done"
-            if informer.is_stopped():
+            permanent = reflector.permanent_error() if reflector else None
+            if permanent is not None:
+                hint = permanent_failure_hint(permanent, str(resource))
+                why = f"{why}; {hint}"
+                if self._fail_fast:
+                    informer.stop()
+                    why = f"failed, stopped: {permanent}; {hint}"
+            if informer.is_stopped() and permanent is None:
                 why = "stopped"
             not_synced[str(resource)] = why
         return not_synced

@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeAlias
 
 from informers.backoff import ExponentialBackoff
 from informers.clock import REAL_CLOCK, Clock, TimerHandle
-from informers.errors import WatchDecodeError, WatchStalledError
+from informers.errors import WatchDecodeError, WatchStalledError, permanent_failure_hint
 from informers.listwatch import ListerWatcher, ListOptions, RequestAborter, WatchStream
 from informers.reflector.config import ReflectorConfig
 from informers.reflector.machine import (
@@ -172,6 +172,7 @@ class Reflector:
         self._stream: WatchStream | None = None  # the open watch (the stopper stops it)
         self._error_handler: WatchErrorHandler | None = watch_error_handler
         self._errors: list[BaseException] = []
+        self._permanent: BaseException | None = None  # cleared by a successful list
         self._resync_off = False  # run() has ended: schedule no more resync timers
         self._resync_timer: TimerHandle | None = None  # the resync timer scheduled last
         # The timer whose callback armed _resync_timer: its thread may still be
@@ -186,6 +187,8 @@ class Reflector:
         self._events: Iterator[Mapping[str, Any]] | None = None  # the open watch's events
         self._watch_started = 0.0  # clock time the open watch was requested
         self._deadline: TimerHandle | None = None  # the streaming list's deadline timer
+        # The HTTP statuses of permanent-looking failures already logged at ERROR.
+        self._permanent_reported: set[object] = set()
         # Thread-safe on its own: set by the deadline timer, read by the driver.
         self._deadline_fired = threading.Event()
         # Events read from the open watches: written by the driver thread only,
@@ -426,6 +429,8 @@ class Reflector:
             case ClearBuffer():
                 self._buffer = {}
             case Replace(rv):
+                with self._cond:
+                    self._permanent = None
                 objects, self._buffer = list(self._buffer.values()), {}
                 log.info("%s: synced %d objects at rv %s", self.name, len(objects), rv)
                 self._store.replace(objects, rv)
@@ -451,15 +456,38 @@ class Reflector:
         return None
 
     def _report(self, error: BaseException) -> None:
-        log.warning("%s: %s: %s", self.name, type(error).__name__, error)
+        hint = permanent_failure_hint(error, self.config.description)
+        status = getattr(error, "status", None)
+        if hint is not None and status not in self._permanent_reported:
+            # Once per kind of failure, loudly, with what to check; the
+            # retries go on (a CRD installed later heals a 404).
+            self._permanent_reported.add(status)
+            log.error(
+                "%s: %s: %s; %s (still retrying with backoff)",
+                self.name,
+                type(error).__name__,
+                error,
+                hint,
+            )
+        else:
+            log.warning("%s: %s: %s", self.name, type(error).__name__, error)
         with self._cond:
             self._errors = [*self._errors[-99:], error]
+            if hint is not None:
+                self._permanent = error
             handler = self._error_handler
         if handler is not None:
             try:
                 handler(self, error)
             except Exception:
                 log.exception("%s: the watch error handler raised", self.name)
+
+    def permanent_error(self) -> BaseException | None:
+        """The last reported error that does not heal by itself (a 400, 401,
+        403, 404 or 405: see :func:`~informers.errors.permanent_failure_hint`),
+        until a list succeeds again; ``None`` when there is none."""
+        with self._cond:
+            return self._permanent
 
     def _list(self, options: ListOptions, stop: threading.Event) -> Input:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -13,6 +14,7 @@ from informers.errors import ApiError, InformerStateError, UnknownResourceError
 from informers.factory import SharedInformerFactory
 from informers.informer import ResourceEventHandlerFuncs
 from informers.listwatch import ListOptions, discover_resource
+from informers.reflector import ReflectorConfig
 from informers.resources import CONFIGMAPS, DEPLOYMENTS, PODS, Resource
 from informers.testing import ApiServer
 
@@ -177,5 +179,56 @@ def test_unknown_resource_names_close_matches(client: Any) -> None:
         assert "did you mean" not in str(info.value)
         with pytest.raises(UnknownResourceError):
             factory.for_resource("")
+    finally:
+        factory.shutdown()
+
+
+NOTHINGS = Resource("example.com", "v1", "nothings", "Nothing")
+
+
+def test_a_failure_that_cannot_heal_is_reported_once_with_what_to_check(
+    api_server: ApiServer, client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    factory = SharedInformerFactory(client, reflector_config=ReflectorConfig(min_watch_timeout=30))
+    retried = threading.Event()
+    try:
+        informer = factory.for_resource(NOTHINGS)
+        informer.set_watch_error_handler(
+            lambda r, e: retried.set() if len(r.errors()) >= 3 else None
+        )
+        with caplog.at_level(logging.WARNING, logger="informers"):
+            factory.start()
+            assert retried.wait(30)  # still retrying: a CRD may be installed later
+        errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+        assert len(errors) == 1
+        message = errors[0].getMessage()
+        assert "nothings.example.com" in message
+        assert "CustomResourceDefinition" in message
+        assert "Resource(" not in message  # the short name, not a repr
+        not_synced = factory.wait_for_cache_sync(timeout=0.1)
+        assert list(not_synced) == ["nothings.example.com"]
+        assert "does not serve nothings.example.com" in not_synced["nothings.example.com"]
+        assert not informer.is_stopped()
+    finally:
+        factory.shutdown()
+
+
+def test_fail_fast_stops_an_informer_that_cannot_heal(api_server: ApiServer, client: Any) -> None:
+    api_server.create(PODS, {"metadata": {"name": "a"}, "spec": {}})
+    factory = SharedInformerFactory(client, fail_fast=True)
+    try:
+        pods = factory.pods()
+        nothings = factory.for_resource(NOTHINGS)
+        factory.start()
+        # No timeout: returns as soon as the 404 is seen (a wait that did not
+        # fail fast would block until the test's own timeout).
+        not_synced = factory.wait_for_cache_sync(timeout=None)
+        assert list(not_synced) == ["nothings.example.com"]
+        assert not_synced["nothings.example.com"].startswith("failed, stopped: 404")
+        assert nothings.is_stopped()
+        assert pods.has_synced()
+        reflector = nothings.reflector
+        assert reflector is not None
+        assert reflector.permanent_error() is not None
     finally:
         factory.shutdown()
