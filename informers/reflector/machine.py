@@ -441,6 +441,8 @@ _EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
 
 def _malformed(event: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None, str | None]:
     """Returns (type, object, problem); ``problem`` is None for a valid event."""
+    if type(event) is not dict and not isinstance(event, Mapping):
+        return "", None, "an event that is not a JSON object"
     etype = event.get("type")
     obj = event.get("object")
     if type(etype) is not str and not isinstance(etype, str):
@@ -450,7 +452,8 @@ def _malformed(event: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None,
     if etype == "ERROR":
         return etype, obj, None
     if etype not in (_EVENT_TYPES if type(etype) is str else tuple(_EVENT_TYPES)):
-        return etype, obj, f"an event of unknown type {etype!r} (rv {_rv_of(obj) or '?'})"
+        shown = etype if len(etype) <= 40 else f"{etype[:40]}..."
+        return etype, obj, f"an event of unknown type {shown!r} (rv {_rv_of(obj)[:40] or '?'})"
     meta = obj.get("metadata")
     if type(meta) is not dict and not isinstance(meta, Mapping):
         return etype, obj, f"a {etype} event whose object has no metadata"
@@ -521,7 +524,9 @@ def step(state: ReflectorState, inp: Input, config: ReflectorConfig) -> Step:
 def _step_listing(state: Listing, inp: Input, config: ReflectorConfig) -> Step:
     mem = state.mem
     if isinstance(inp, ListPage):
-        page = inp.page
+        # A custom lister-watcher may hand over anything: a non-object is
+        # "a list without metadata" below.
+        page = inp.page if isinstance(inp.page, Mapping) else {}
         meta = page.get("metadata")
         items = page.get("items")
         if items is None:
