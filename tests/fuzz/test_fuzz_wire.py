@@ -45,13 +45,11 @@ def get(server: ApiServer, path: str, query: dict[str, str]) -> tuple[int, dict[
 
 tokens = st.one_of(
     st.text(max_size=80),
-    st.binary(max_size=60).map(lambda b: __import__("base64").urlsafe_b64encode(b).decode()),
+    st.binary(max_size=60).map(lambda b: base64.urlsafe_b64encode(b).decode()),
     st.builds(
-        lambda rv, key: (
-            __import__("base64")
-            .urlsafe_b64encode(json.dumps({"rv": rv, "start": key}).encode())
-            .decode()
-        ),
+        lambda rv, key: base64.urlsafe_b64encode(
+            json.dumps({"rv": rv, "start": key}).encode()
+        ).decode(),
         st.one_of(st.integers(-(2**70), 2**70), st.text(max_size=5), st.none()),
         st.one_of(st.text(max_size=10), st.integers(), st.none()),
     ),
