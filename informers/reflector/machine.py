@@ -439,7 +439,7 @@ def _newer(rv: str, than: str) -> bool:
 _EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
 
 
-def _malformed(event: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None, str | None]:
+def _malformed(event: object) -> tuple[str, Mapping[str, Any] | None, str | None]:
     """Returns (type, object, problem); ``problem`` is None for a valid event."""
     if type(event) is not dict and not isinstance(event, Mapping):
         return "", None, "an event that is not a JSON object"
