@@ -215,6 +215,7 @@ class Controller:
         self._state = _NEW
         self._threads: list[threading.Thread] = []
         self._live_workers = 0  # worker threads inside their loop
+        self._launching = False  # start() is starting the worker threads
         self._in_flight = 0  # requests handed out by the queue and not done yet
         self._generation = 0  # +1 at every hand-out and every done (wait_idle's witness)
         # request -> the earliest time a requeue this controller asked the queue
@@ -317,8 +318,14 @@ class Controller:
             ]
             self._threads = threads
             self._live_workers = len(threads)
-        for thread in threads:
-            thread.start()
+            self._launching = True
+        try:
+            for thread in threads:
+                thread.start()
+        finally:
+            with self._cond:
+                self._launching = False
+                self._cond.notify_all()
         log.info("controller %s: started %d worker(s)", self._name, self._workers)
 
     def _stop_requested(self) -> bool:
@@ -363,8 +370,11 @@ class Controller:
                 return
             was = self._state
             self._state = _STOPPING
-            threads = list(self._threads)
             self._cond.notify_all()
+            # start() may be starting the workers right now (stop() called
+            # from the first reconcile): wait until they all run, to join them.
+            self._cond.wait_for(lambda: not self._launching, remaining())
+            threads = list(self._threads)
         log.info("controller %s: stopping", self._name)
         if was != _NEW:
             for source in reversed(self._sources):
