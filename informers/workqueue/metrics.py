@@ -22,7 +22,10 @@ the metric a function that computes the value from the queue's state when the
 metric is collected, so no thread updates them periodically (client-go runs a
 ticker goroutine for the two unfinished-work gauges; here nothing runs between
 scrapes). Counters and histograms are updated by the queue as things happen,
-outside the queue's lock.
+outside the queue's lock, on the thread of the queue call (or of the clock's
+timer, for delayed items falling due). Metrics must be thread-safe, quick and
+must not raise: an exception from one propagates out of the queue call that
+recorded it (after the queue's state changed).
 
 Metrics are reported only for a **named** queue (as in client-go): the name
 is the metrics' label. An unnamed queue given a provider logs a warning and

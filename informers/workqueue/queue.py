@@ -512,13 +512,13 @@ class DelayingQueue(Queue[T]):
                 ready = now + delay
                 if self._push_locked(item, ready):
                     arm = self._plan_timer_locked(ready)
+        if arm is not None:
+            self._arm(*arm, now)
         if metrics is not None:
             if count_retry:
                 metrics.retries.inc()
             if added:
                 metrics.adds.inc()
-        if arm is not None:
-            self._arm(*arm, now)
 
     def _push_locked(self, item: T, ready: float) -> bool:
         """Delay ``item`` until ``ready``, unless it is delayed until no later
@@ -595,11 +595,11 @@ class DelayingQueue(Queue[T]):
                     added += 1
             if heap:
                 arm = self._plan_timer_locked(heap[0][0])
+        if arm is not None:  # first: the next items must come whatever a metric does
+            self._arm(*arm, now)
         if metrics is not None:
             for _ in range(added):
                 metrics.adds.inc()
-        if arm is not None:
-            self._arm(*arm, now)
 
     def _stop_timers_locked(self) -> TimerHandle | None:
         self._heap.clear()
