@@ -48,8 +48,9 @@ import logging
 import math
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from informers.clock import REAL_CLOCK, Clock
 from informers.errors import CacheSyncTimeoutError, InformerStateError, ObjectKeyError
@@ -77,7 +78,7 @@ __all__ = ["Controller", "ReconcileFunc"]
 log = logging.getLogger(__name__)
 
 #: What a controller calls for each request.
-ReconcileFunc = Callable[[Request], Result | None]
+ReconcileFunc: TypeAlias = Callable[[Request], Result | None]
 
 _NEW, _STARTING, _RUNNING, _STOPPING, _STOPPED = "new", "starting", "running", "stopping", "stopped"
 
@@ -206,7 +207,14 @@ class Controller:
         )
         self._metrics = ControllerMetrics.create(metrics or NoopControllerMetricsProvider(), name)
         self._metrics.max_concurrent_reconciles.set_function(lambda: float(workers))
-        self._metrics.active_workers.set_function(self._active_workers)
+        # The gauge holds the controller weakly: a registry outlives controllers.
+        ref = weakref.ref(self)
+
+        def active_workers() -> float:
+            controller = ref()
+            return 0.0 if controller is None else controller._active_workers()
+
+        self._metrics.active_workers.set_function(active_workers)
 
         self._cond = threading.Condition()
         # Guarded by _cond:
@@ -357,7 +365,8 @@ class Controller:
         join every worker. ``timeout`` (real seconds, ``None``: no limit)
         bounds the whole stop; a worker still in a reconcile after it is
         logged at WARNING by name and left to finish on its own (a thread
-        cannot be killed). Idempotent; also stops a controller never
+        cannot be killed). Idempotent: a second call waits for the first to
+        finish (up to its own ``timeout``). Also stops a controller never
         started. Called from a reconcile, it does not wait for that
         reconcile (it cannot) but stops everything else."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -365,8 +374,13 @@ class Controller:
         def remaining() -> float | None:
             return None if deadline is None else max(0.0, deadline - time.monotonic())
 
+        me = threading.current_thread()
         with self._cond:
             if self._state in (_STOPPING, _STOPPED):
+                # Another stop() is under way: wait for it (not from a worker,
+                # which that stop() is waiting for).
+                if me not in self._threads:
+                    self._cond.wait_for(lambda: self._state == _STOPPED, remaining())
                 return
             was = self._state
             self._state = _STOPPING
@@ -388,7 +402,6 @@ class Controller:
         # queue is empty, then get() answers shutdown and they return. Joining
         # them is the drain, bounded in real seconds whatever the clock.
         self._queue.shutdown()
-        me = threading.current_thread()
         for thread in threads:
             if thread is not me:
                 thread.join(remaining())
@@ -552,7 +565,7 @@ class Controller:
             else:
                 self._queue.add_rate_limited(request)
                 log.warning(
-                    "controller %s: reconcile of %s failed (%d requeue(s) so far); requeued "
+                    "controller %s: reconcile of %s failed (%d time(s) in a row); requeued "
                     "with backoff",
                     self._name,
                     request,

@@ -22,8 +22,8 @@ from informers.runtime.prometheus import (  # noqa: E402 - after the importorski
 R = Request
 
 
-def value(registry: object, name: str, **labels: str) -> float | None:
-    return registry.get_sample_value(name, labels)  # type: ignore[attr-defined, no-any-return]
+def value(registry: object, metric: str, **labels: str) -> float | None:
+    return registry.get_sample_value(metric, labels)  # type: ignore[attr-defined, no-any-return]
 
 
 def test_metrics_per_result() -> None:
@@ -113,3 +113,26 @@ def test_providers_share_one_registry_and_buckets_are_controller_runtimes() -> N
     assert RECONCILE_TIME_BUCKETS[0] == 0.005
     assert RECONCILE_TIME_BUCKETS[-1] == 60
     assert len(RECONCILE_TIME_BUCKETS) == 40
+
+
+def test_queue_metrics_are_labelled_with_the_controller_name() -> None:
+    from informers.workqueue.prometheus import PrometheusMetricsProvider
+
+    registry = prometheus_client.CollectorRegistry()
+    controller = Controller(
+        "queued",
+        lambda r: None,
+        [ListSource("list", [R("ns", "a"), R("ns", "b")])],
+        metrics=PrometheusControllerMetrics(registry),
+        queue_metrics=PrometheusMetricsProvider(registry),
+    )
+    controller.start()
+    try:
+        assert controller.wait_idle(5)
+    finally:
+        controller.stop()
+    assert value(registry, "workqueue_adds_total", name="queued") == 2
+    assert (
+        value(registry, "controller_runtime_reconcile_total", controller="queued", result="success")
+        == 2
+    )
