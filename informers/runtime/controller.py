@@ -44,6 +44,7 @@ Threads: ``reconcile-<name>-<n>`` (the workers) plus the sources' own.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -479,12 +480,14 @@ class Controller:
                 if steady and queued == 0 and delayed <= not_due:
                     return True
                 if self._generation == seen and not self._cond.wait_for(
-                    lambda seen=seen: self._generation != seen,  # type: ignore[misc]
-                    remaining(),
+                    functools.partial(self._moved_since_locked, seen), remaining()
                 ):
                     return False
             if deadline is not None and time.monotonic() >= deadline:
                 return False
+
+    def _moved_since_locked(self, seen: int) -> bool:
+        return self._generation != seen
 
     # ------------------------------------------------------------------ workers
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from runtime_helpers import RecordingSink, pod
 
-from informers.backoff import jittered
+from informers.backoff import ExponentialBackoff, jittered
 from informers.errors import InformerStateError
 from informers.informer import SharedIndexInformer
 from informers.objects import DeletedFinalStateUnknown
@@ -121,7 +121,9 @@ def test_informer_source_update_maps_old_and_new(
 def test_informer_source_keys_a_missed_delete_by_its_tombstone(sink: RecordingSink) -> None:
     lw = FakeListerWatcher()
     lw.set_objects([{"metadata": {"name": "gone", "namespace": "ns", "resourceVersion": "5"}}], "5")
-    informer = SharedIndexInformer(lw, name="fake")
+    informer = SharedIndexInformer(
+        lw, name="fake", backoff=ExponentialBackoff(initial=0.01, cap=0.05)
+    )
     seen: list[Any] = []
     source = InformerSource(informer, predicates=[lambda o: seen.append(o) or True])
     source.start(sink)
