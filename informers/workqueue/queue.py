@@ -265,13 +265,14 @@ class Queue(Generic[T]):
                 )
         try:
             with self._lock:
-                self._getters += 1
-                self._waiting_locked()
-                try:
-                    while not self._queue and not self._shutting_down and not expired[0]:
-                        self._cond.wait()
-                finally:
-                    self._getters -= 1
+                if not self._queue and not self._shutting_down and not expired[0]:
+                    self._getters += 1
+                    self._waiting_locked()
+                    try:
+                        while not self._queue and not self._shutting_down and not expired[0]:
+                            self._cond.wait()
+                    finally:
+                        self._getters -= 1
                 if not self._queue:
                     return None, self._shutting_down
                 item = self._queue.popleft()

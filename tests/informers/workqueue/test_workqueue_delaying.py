@@ -194,3 +194,14 @@ def test_add_rate_limited_after_shutdown_is_dropped_and_not_counted() -> None:
     q.add_rate_limited("a")
     assert q.num_requeues("a") == 0
     assert q.get() == (None, True)
+
+
+def test_real_clock_rearms_for_an_earlier_item() -> None:
+    q: DelayingQueue[str] = DelayingQueue()
+    q.add_after("late", 0.2)
+    q.add_after("early", 0.01)  # earlier than the armed timer: re-armed
+    assert q.get(timeout=WAIT) == ("early", False)
+    q.done("early")
+    assert q.get(timeout=WAIT) == ("late", False)
+    q.done("late")
+    q.shutdown()
