@@ -457,3 +457,42 @@ def test_validation_type_errors() -> None:
         Controller("x", lambda r: None, [object()])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="workers"):
         Controller("x", lambda r: None, [ListSource("l", [])], workers="2")  # type: ignore[arg-type]
+
+
+class NeverSyncs(ListSource):
+    """A source whose initial state never arrives, until it is stopped."""
+
+    def __init__(self) -> None:
+        super().__init__("never", [])
+        self.waiting = threading.Event()
+
+    def start(self, sink: Any) -> None:
+        pass
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        self.waiting.set()
+        self.stopped.wait(timeout)
+        return False
+
+
+def test_stop_while_start_waits_for_a_source() -> None:
+    never, after = NeverSyncs(), ListSource("after", [WEB])
+    controller = Controller("interrupted", lambda r: None, [never, after], sync_timeout=None)
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            controller.start()
+        except BaseException as error:  # noqa: BLE001 - recorded for the assertion
+            errors.append(error)
+
+    starter = threading.Thread(target=start, name="test-starter")
+    starter.start()
+    assert never.waiting.wait(5)
+    controller.stop()
+    starter.join(5)
+    assert not starter.is_alive()
+    assert errors == []
+    assert not after.synced.is_set()  # the next source was never started
+    assert not controller.is_running()
+    assert not [t for t in threading.enumerate() if t.name.startswith("reconcile-interrupted")]
