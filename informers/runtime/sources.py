@@ -32,11 +32,13 @@ may be :class:`~informers.runtime.Request`\\ s or key strings
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import queue as _stdlib_queue
 import random
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -314,12 +316,14 @@ class _ThreadedSource:
     def __init__(self, name: str) -> None:
         self._name = name
         self._cond = threading.Condition()
-        # Guarded by _cond. _started and _stopped only go from False to True;
-        # _synced too, and it is set at the latest when the thread ends.
+        # Guarded by _cond. _started, _stopped, _synced and _ended only go
+        # from False to True; _synced is set at the latest when the thread ends.
         self._started = False
         self._stopped = False
         self._synced = False
-        self._busy = False
+        self._busy = False  # pushing right now
+        self._ended = False  # the thread returned (e.g. its channel closed)
+        self._changes = 0  # +1 at every change of _busy (and of subclasses' idle state)
         self._thread: threading.Thread | None = None
         self._stop_event = threading.Event()
 
@@ -351,6 +355,8 @@ class _ThreadedSource:
             with self._cond:
                 self._synced = True
                 self._busy = False
+                self._ended = True
+                self._changes += 1
                 self._cond.notify_all()
 
     def _run(self, sink: Sink) -> None:
@@ -359,6 +365,7 @@ class _ThreadedSource:
     def _set_busy(self, busy: bool) -> None:
         with self._cond:
             self._busy = busy
+            self._changes += 1
             self._cond.notify_all()
 
     def _mark_synced(self) -> None:
@@ -377,9 +384,30 @@ class _ThreadedSource:
             self._cond.wait_for(lambda: self._synced or self._stopped, timeout)
             return self._synced
 
+    def _observe(self) -> float:
+        """What ``_idle_locked`` judges by, read outside the lock (another
+        component's lock: the clock's, the channel's)."""
+        return 0.0
+
+    def _idle_locked(self, observed: float) -> bool:
+        """With ``_cond`` held: nothing is being pushed."""
+        return not self._busy or self._stopped
+
     def wait_idle(self, timeout: float | None = None) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: not self._busy, timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            observed = self._observe()
+            with self._cond:
+                if self._idle_locked(observed):
+                    return True
+                seen = self._changes
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._cond.wait_for(functools.partial(self._changed_since_locked, seen), remaining)
+
+    def _changed_since_locked(self, seen: int) -> bool:
+        return self._changes != seen
 
     def stop(self, timeout: float | None = None) -> None:
         with self._cond:
@@ -387,6 +415,7 @@ class _ThreadedSource:
                 return
             self._stopped = True
             thread = self._thread
+            self._changes += 1
             self._cond.notify_all()
         self._stop_event.set()
         if thread is not None and thread is not threading.current_thread():
@@ -448,6 +477,21 @@ class PeriodicSource(_ThreadedSource):
         self._jitter = float(jitter)
         self._clock = clock
         self._rng = rng
+        # Guarded by _cond: when the next call is due (clock time; None until
+        # the first call ended). A call that is due and has not started yet
+        # keeps the source busy.
+        self._next_due: float | None = None
+
+    def _observe(self) -> float:
+        return self._clock.now()
+
+    def _idle_locked(self, observed: float) -> bool:
+        now = observed
+        if self._stopped or not self._started:
+            return True
+        if self._busy:
+            return False
+        return self._next_due is not None and now < self._next_due
 
     def _run(self, sink: Sink) -> None:
         while not self._stop_event.is_set():
@@ -457,9 +501,12 @@ class PeriodicSource(_ThreadedSource):
             except Exception:
                 log.exception("%s: periodic function raised; next call as scheduled", self._name)
             finally:
+                delay = jittered(self._every, self._jitter, self._rng)
+                due = self._clock.now() + delay
+                with self._cond:
+                    self._next_due = due
                 self._set_busy(False)
                 self._mark_synced()
-            delay = jittered(self._every, self._jitter, self._rng)
             if self._clock.wait(self._stop_event, delay):
                 return
 
@@ -480,6 +527,11 @@ class ChannelSource(_ThreadedSource):
     :data:`CHANNEL_STOP_CHECK` seconds while the channel is empty, so
     :meth:`stop` returns within about that long. The thread is named
     ``channel-<name>``.
+
+    :meth:`wait_idle` waits while the channel holds items or one is being
+    pushed; an item taken off the channel at that very instant may not be
+    seen yet (a channel cannot be read and counted in one step), so after a
+    ``put`` wait for the item's effect, not for idleness.
     """
 
     kind = "channel"
@@ -498,6 +550,14 @@ class ChannelSource(_ThreadedSource):
         self._channel = channel
         self._predicates = _predicates(predicates)
         self._map_func = _check_map_func(map_func)
+
+    def _observe(self) -> float:
+        return float(self._initial_count())
+
+    def _idle_locked(self, observed: float) -> bool:
+        if self._stopped or not self._started:
+            return True
+        return not self._busy and (observed == 0 or self._ended)
 
     def _initial_count(self) -> int:
         try:
@@ -530,8 +590,10 @@ class ChannelSource(_ThreadedSource):
             try:
                 for request in self._requests(item):
                     sink.add(request)
+            except (TypeError, ObjectKeyError) as error:
+                log.error("%s: skipping a channel item: %s", self._name, error)
             except Exception:
-                log.exception("%s: skipping a channel item", self._name)
+                log.exception("%s: skipping a channel item: map or predicate raised", self._name)
             finally:
                 self._set_busy(False)
             taken += 1

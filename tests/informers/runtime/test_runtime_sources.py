@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from runtime_helpers import RecordingSink, pod
 
-from informers.backoff import jittered
+from informers.backoff import ExponentialBackoff, jittered
 from informers.errors import InformerStateError
 from informers.informer import SharedIndexInformer
 from informers.objects import DeletedFinalStateUnknown
@@ -121,7 +121,9 @@ def test_informer_source_update_maps_old_and_new(
 def test_informer_source_keys_a_missed_delete_by_its_tombstone(sink: RecordingSink) -> None:
     lw = FakeListerWatcher()
     lw.set_objects([{"metadata": {"name": "gone", "namespace": "ns", "resourceVersion": "5"}}], "5")
-    informer = SharedIndexInformer(lw, name="fake")
+    informer = SharedIndexInformer(
+        lw, name="fake", backoff=ExponentialBackoff(initial=0.01, cap=0.05)
+    )
     seen: list[Any] = []
     source = InformerSource(informer, predicates=[lambda o: seen.append(o) or True])
     source.start(sink)
@@ -344,9 +346,10 @@ def test_channel_source_ends_when_the_channel_closes(
         source.start(sink)
         assert source.wait_synced(5)
         assert source.wait_idle(5)
-        thread = next(t for t in threading.enumerate() if t.name == "channel-closing")
-        thread.join(5)
-        assert not thread.is_alive()
+        for thread in threading.enumerate():  # the source's thread ends by itself
+            if thread.name == "channel-closing":
+                thread.join(5)
+                assert not thread.is_alive()
     assert sink.snapshot() == [R("ns", "a"), R("ns", "b")]
     assert "skipping a channel item" in caplog.text
     source.stop()
