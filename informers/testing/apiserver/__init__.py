@@ -495,3 +495,9 @@ class ApiServer:
     def watch_count(self) -> int:
         """Number of watch streams open now."""
         return self._storage.watch_count()
+
+    def wait_for_watch_count(self, count: int, timeout: float = 10.0) -> bool:
+        """Block until exactly ``count`` watch streams are open (True), or
+        ``timeout`` seconds have passed (False): a test's way to know its
+        client's watch is open, or that the server noticed a client leave."""
+        return self._storage.wait_watch_count(count, timeout)

@@ -996,6 +996,7 @@ class Storage:
                 start = self._rv
             watcher = Watcher(kind, namespace, predicate, capacity, max(start, self._rv))
             kind.watchers.add(watcher)
+            self._cond.notify_all()  # wait_watch_count waiters
             return watcher, first, start
 
     def next_batch(self, watcher: Watcher, timeout: float) -> tuple[list[tuple[str, Stored]], int]:
@@ -1035,6 +1036,16 @@ class Storage:
             watcher.kind.watchers.discard(watcher)
             if watcher.end is None:
                 watcher.end = "closed"
+            self._cond.notify_all()  # wait_watch_count waiters
+
+    def wait_watch_count(self, count: int, timeout: float) -> bool:
+        """Block until exactly ``count`` watches are open (True) or ``timeout``
+        seconds pass (False)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._watch_count_locked() == count, timeout)
+
+    def _watch_count_locked(self) -> int:
+        return sum(len(kind.watchers) for kind in self._kinds.values())
 
     def notify(self) -> None:
         """Wake every waiter (after a fault setting changed)."""
@@ -1043,7 +1054,7 @@ class Storage:
 
     def watch_count(self) -> int:
         with self._cond:
-            return sum(len(kind.watchers) for kind in self._kinds.values())
+            return self._watch_count_locked()
 
 
 def _keep_cluster_ip(new: dict[str, Any], old: dict[str, Any]) -> None:
