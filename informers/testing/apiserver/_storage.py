@@ -745,6 +745,16 @@ class Storage:
             else:
                 new.pop("status", None)
         if kind.resource == NAMESPACES:
+            # As the real server: the name label is defaulted on every write,
+            # and the finalizers change only through the finalize subresource.
+            labels = dict(new_meta.get("labels") or {})
+            labels["kubernetes.io/metadata.name"] = old_meta["name"]
+            new_meta["labels"] = labels
+            old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+            new_spec = dict(new.get("spec") or {}) if isinstance(new.get("spec"), dict) else {}
+            if "finalizers" in old_spec:
+                new_spec["finalizers"] = old_spec["finalizers"]
+            new["spec"] = new_spec
             new["status"] = old.get("status", {"phase": "Active"})
         if kind.builtin:  # before the generation check: defaults are no change
             if kind.resource == SERVICES:
