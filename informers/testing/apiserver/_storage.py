@@ -750,9 +750,10 @@ class Storage:
             labels = dict(new_meta.get("labels") or {})
             labels["kubernetes.io/metadata.name"] = old_meta["name"]
             new_meta["labels"] = labels
-            old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
-            new_spec = dict(new.get("spec") or {}) if isinstance(new.get("spec"), dict) else {}
-            if "finalizers" in old_spec:
+            old_spec: dict[str, Any] = old.get("spec") or {}
+            sent = new.get("spec")
+            new_spec: dict[str, Any] = dict(sent) if isinstance(sent, dict) else {}
+            if isinstance(old_spec, dict) and "finalizers" in old_spec:
                 new_spec["finalizers"] = old_spec["finalizers"]
             new["spec"] = new_spec
             new["status"] = old.get("status", {"phase": "Active"})
