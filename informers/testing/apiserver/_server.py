@@ -3,9 +3,13 @@ handlers, Status errors and injected faults, over the standard library's
 threaded HTTP/1.1 server.
 
 Every connection runs in its own named thread, tracked by the server so
-:meth:`ApiServer.stop` can close the socket and join it. A handler never lets
-an exception escape: an unexpected one is answered with a 500 Status and
-logged (kind and key only, never objects).
+:meth:`ApiServer.stop` can close the socket and join it; with TLS the
+handshake happens in that thread too. Each request is authenticated (when
+tokens are set), then injected faults apply, then the authorizer is asked,
+then it is routed. A handler never lets an exception escape: an unexpected
+one is answered with a 500 Status and logged (kind and key only, never
+objects). Request logs carry the method and path, never a header: the
+``Authorization`` header is read only to authenticate.
 """
 
 from __future__ import annotations
