@@ -90,24 +90,105 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     serve = sub.add_parser(
         "serve",
         help="run the API server emulator until interrupted and write a kubeconfig for it",
-        description="Run the API server emulator (plain HTTP) until SIGINT or SIGTERM, "
-        "and write a kubeconfig pointing at it so kubectl and controllers can connect.",
+        description="Run the API server emulator (plain HTTP, or HTTPS with --tls) until "
+        "SIGINT or SIGTERM, and write a kubeconfig pointing at it so kubectl and controllers "
+        "can connect.",
     )
     serve.add_argument(
         "--port", type=port_number, default=0, help="port to listen on (0: a free one)"
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1; anything but loopback is reachable from "
+        "other machines: use --tls and --token then)",
+    )
     serve.add_argument(
         "--kubeconfig",
         default=DEFAULT_KUBECONFIG,
         help=f"where to write the kubeconfig (default ./{DEFAULT_KUBECONFIG})",
     )
+    serve.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a throw-away self-signed certificate made by the openssl "
+        "command (its CA goes into the kubeconfig)",
+    )
+    serve.add_argument(
+        "--tls-cert", metavar="FILE", help="serve HTTPS with this PEM certificate (implies --tls)"
+    )
+    serve.add_argument("--tls-key", metavar="FILE", help="the PEM private key of --tls-cert")
+    serve.add_argument(
+        "--tls-ca",
+        metavar="FILE",
+        help="the CA certificate clients should trust (default: --tls-cert itself)",
+    )
+    serve.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help='require this bearer token (user "admin") on every request; the kubeconfig '
+        "carries it (note: other local users can see command lines)",
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
     """Run the emulator until SIGINT/SIGTERM; blocks the calling (main) thread."""
-    from informers.testing.apiserver import ApiServer
-    from informers.testing.apiserver._kubeconfig import write_kubeconfig
+    import tempfile
+
+    from informers.testing.apiserver import (
+        ApiServer,
+        SecurityConfigError,
+        TLSConfig,
+        generate_self_signed,
+    )
+    from informers.testing.apiserver._security import is_loopback_address
+
+    def make_server() -> ApiServer:
+        """The (not yet started) emulator with the TLS and token options;
+        SecurityConfigError (one line) when they cannot be had. A self-signed
+        pair is made in a temporary directory, loaded by the server (its
+        constructor reads the files) and deleted at once."""
+        if (args.tls_cert is None) != (args.tls_key is None):
+            raise SecurityConfigError("--tls-cert and --tls-key go together")
+        if args.tls_ca is not None and args.tls_cert is None:
+            raise SecurityConfigError("--tls-ca needs --tls-cert and --tls-key")
+        tokens = {args.token: "admin"} if args.token is not None else None
+        if args.tls_cert is not None:
+            tls = TLSConfig(args.tls_cert, args.tls_key, args.tls_ca)
+            return ApiServer(host=args.host, port=args.port, tls=tls, tokens=tokens)
+        if not args.tls:
+            return ApiServer(host=args.host, port=args.port, tokens=tokens)
+        hosts = ["127.0.0.1", "localhost"]
+        if args.host and args.host not in hosts:
+            hosts.append(args.host)
+        with tempfile.TemporaryDirectory(prefix="kube-informers-tls-") as directory:
+            try:
+                tls = generate_self_signed(directory, hosts=hosts)
+            except SecurityConfigError as exc:
+                raise SecurityConfigError(
+                    f"--tls: {exc}; or pass --tls-cert and --tls-key"
+                ) from None
+            return ApiServer(host=args.host, port=args.port, tls=tls, tokens=tokens)
+
+    encrypted = bool(args.tls or args.tls_cert)
+    if not is_loopback_address(args.host):
+        if args.token is None:
+            risk = "; it has no authentication (pass --token and --tls)"
+        elif not encrypted:
+            risk = "; without --tls the token crosses the network in clear text"
+        else:
+            risk = ""
+        print(
+            f"kube-informers serve: warning: {args.host or 'every interface'} is not a loopback "
+            f"address, so other machines can reach the emulator{risk}",
+            file=sys.stderr,
+            flush=True,
+        )
+    try:
+        server = make_server()
+    except SecurityConfigError as exc:
+        print(f"kube-informers serve: {exc}", file=sys.stderr)
+        return 1
 
     stop = threading.Event()
     received: list[int] = []
@@ -119,7 +200,6 @@ def _serve(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            server = ApiServer(host=args.host, port=args.port)
             server.start()
         except OSError as exc:
             print(
@@ -128,8 +208,10 @@ def _serve(args: argparse.Namespace) -> int:
             )
             return 1
         try:
-            path = write_kubeconfig(args.kubeconfig, server.url).resolve()
+            path = server.write_kubeconfig(args.kubeconfig).resolve()
             print(f"kube-informers API server emulator serving at {server.url}", flush=True)
+            if args.token is not None:
+                print("every request needs the bearer token (the kubeconfig carries it)")
             print(f"kubeconfig written to {path}; try:", flush=True)
             print(f"  KUBECONFIG={_shell_quote(path)} kubectl get pods -A", flush=True)
             print("Press Ctrl-C to stop.", flush=True)

@@ -126,3 +126,97 @@ def test_demo_marks_its_faults_as_deliberate(capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     assert out.count("deliberate fault:") == 2
     assert "(deliberate fault, expected)" in out
+
+
+# --- serve: TLS, tokens and the loopback warning (emulator-security) ---
+
+
+def test_serve_help_names_the_security_options(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    out = capsys.readouterr().out
+    for option in ("--tls", "--tls-cert", "--tls-key", "--tls-ca", "--token"):
+        assert option in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--tls-cert", "c.pem"], "--tls-cert and --tls-key go together"),
+        (["--tls-key", "k.pem"], "--tls-cert and --tls-key go together"),
+        (["--tls-ca", "ca.pem"], "--tls-ca needs --tls-cert and --tls-key"),
+        (["--tls-cert", "/nonexistent/c.pem", "--tls-key", "/nonexistent/k.pem"], "not found"),
+    ],
+)
+def test_serve_tls_mistakes_are_one_line_errors(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", *argv, "--kubeconfig", str(tmp_path / "kc")]) == 1
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "kc").exists()
+
+
+def test_serve_tls_without_openssl_says_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no openssl there
+    assert main(["serve", "--tls", "--kubeconfig", str(tmp_path / "kc")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "openssl" in err
+    assert "--tls-cert and --tls-key" in err
+
+
+def test_serve_warns_about_a_non_loopback_host_before_binding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The TLS files are missing, so serve stops before it binds anything:
+    # the warning is printed, no non-loopback address is ever bound.
+    argv = ["serve", "--host", "0.0.0.0", "--tls-cert", "/nonexistent/c.pem"]
+    argv += ["--tls-key", "/nonexistent/k.pem", "--kubeconfig", str(tmp_path / "kc")]
+    assert main(argv) == 1
+    warning, error = capsys.readouterr().err.strip().splitlines()
+    assert warning.startswith("kube-informers serve: warning: 0.0.0.0 is not a loopback address")
+    assert "no authentication" in warning
+    assert "not found" in error
+
+
+def test_serve_with_cert_key_and_token_works_for_the_python_client(tmp_path: Path) -> None:
+    import trustme
+    from kubernetes import client, config
+
+    ca = trustme.CA()
+    pem, ca_file = tmp_path / "server.pem", tmp_path / "ca.pem"
+    ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(pem))
+    ca.cert_pem.write_to_path(str(ca_file))
+    kubeconfig = tmp_path / "kc"
+    argv = ["serve", "--tls-cert", str(pem), "--tls-key", str(pem), "--tls-ca", str(ca_file)]
+    argv += ["--token", "cli-token-42", "--kubeconfig", str(kubeconfig)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "informers.cli", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        assert "serving at https://127.0.0.1:" in process.stdout.readline()
+        assert "bearer token" in process.stdout.readline()
+        assert "kubeconfig written" in process.stdout.readline()  # the file is complete now
+        assert "cli-token-42" in kubeconfig.read_text()
+        with config.new_client_from_config(config_file=str(kubeconfig)) as api:
+            assert client.CoreV1Api(api).read_namespace("default").status.phase == "Active"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err
+    assert "kube-informers serve: stopped" in out
+    assert "cli-token-42" not in out + err

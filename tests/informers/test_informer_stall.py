@@ -34,7 +34,7 @@ def test_a_half_dead_watch_is_replaced_and_the_cache_converges(
     informer.start()
     try:
         assert informer.wait_synced(10)
-        assert api_server.wait_for_watches(1)
+        assert api_server.wait_for_watch_count(1, 10)
         assert api_server.silence_watches() == 1  # the informer's watch goes dark
         api_server.create(PODS, pod("during"))  # held back on the silent watch
         assert stalled.wait(10)

@@ -7,6 +7,13 @@ project's informers talk to it unchanged. Its Python-side methods read and
 write objects without HTTP and inject faults (compaction, dropped or stalled
 watches, failing requests, slow lists, a server restart).
 
+Optionally it serves HTTPS (``tls=``: a :class:`TLSConfig` or an
+:class:`ssl.SSLContext`; :func:`generate_self_signed` makes a throw-away pair
+with ``openssl``) and requires bearer tokens (``tokens=``, with an optional
+``authorizer`` deciding each :class:`Access`), answering 401 and 403 the way a
+real server with anonymous authentication off does. It binds to loopback
+unless told otherwise, and logs a WARNING when it is not.
+
 Thread-safety: every public method may be called from any thread while the
 server runs. Objects returned are fresh copies owned by the caller.
 """
@@ -15,17 +22,31 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import ssl
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from informers.resources import Resource, find_builtin
+from informers.testing.apiserver._kubeconfig import DEFAULT_NAME, DUMMY_TOKEN, write_kubeconfig
+from informers.testing.apiserver._security import Access, Authorizer, Security, warn_if_exposed
 from informers.testing.apiserver._server import FaultState, HTTPServer, Settings
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import Storage
+from informers.testing.apiserver._tls import SecurityConfigError, TLSConfig, generate_self_signed
 
-__all__ = ["ApiServer", "ApiServerError"]
+__all__ = [
+    "Access",
+    "ApiServer",
+    "ApiServerError",
+    "Authorizer",
+    "SecurityConfigError",
+    "TLSConfig",
+    "generate_self_signed",
+]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +92,22 @@ class ApiServer:
         rv_wait_seconds: how long a list or watch for a future resourceVersion
             waits before the 504 (the real server waits 3 s).
         heartbeat: how often an idle watch checks whether its client went away.
+        tls: serve HTTPS with this :class:`TLSConfig` (its files are read
+            here, once: :class:`SecurityConfigError` if they are unusable) or
+            server-side :class:`ssl.SSLContext` (then :meth:`configuration`
+            cannot know the CA: clients verify against the system's CAs unless
+            told otherwise). None (the default) serves plain HTTP.
+        tokens: bearer token → user name. None (the default) turns
+            authentication off, as before; otherwise every request needs one
+            of the tokens (401 Unauthorized without), and :meth:`api_client`
+            sends the first.
+        authorizer: with ``tokens``, called with the :class:`Access` of every
+            resource request (from connection threads, no lock held); False
+            answers 403 Forbidden. None allows every authenticated user
+            everything.
+
+    Host names are bound as given; a non-loopback address logs one WARNING
+    (tests should never bind one).
     """
 
     def __init__(
@@ -84,9 +121,28 @@ class ApiServer:
         max_body_bytes: int = 3 * 1024 * 1024,
         rv_wait_seconds: float = 3.0,
         heartbeat: float = 0.1,
+        tls: TLSConfig | ssl.SSLContext | None = None,
+        tokens: Mapping[str, str] | None = None,
+        authorizer: Authorizer | None = None,
     ) -> None:
         self._host = host
         self._port = port
+        self._ssl_context: ssl.SSLContext | None = None
+        self._ca_pem: bytes | None = None
+        self._ca_file: Path | None = None
+        if isinstance(tls, TLSConfig):
+            self._ssl_context = tls.server_context()
+            self._ca_pem = tls.ca_pem()
+            self._ca_file = tls.trust_file
+        elif isinstance(tls, ssl.SSLContext):
+            self._ssl_context = tls
+        elif tls is not None:
+            raise SecurityConfigError(
+                f"tls must be a TLSConfig or an ssl.SSLContext, not {type(tls).__name__}"
+            )
+        if authorizer is not None and tokens is None:
+            raise SecurityConfigError("an authorizer needs tokens to know who is asking")
+        self._security = Security(tokens, authorizer) if tokens is not None else None
         self._storage = Storage(history_window=history_window)
         self._settings = Settings(
             bookmark_interval=bookmark_interval,
@@ -116,8 +172,11 @@ class ApiServer:
                 self._settings,
                 self._faults,
                 self._stopping,
+                ssl_context=self._ssl_context,
+                security=self._security,
             )
             self._port = http.server_address[1]
+            warn_if_exposed(str(http.server_address[0]), authenticated=self._security is not None)
             thread = threading.Thread(
                 target=http.serve_forever,
                 kwargs={"poll_interval": 0.05},
@@ -169,27 +228,64 @@ class ApiServer:
 
     @property
     def url(self) -> str:
-        """``http://host:port`` (the port is known once started)."""
-        return f"http://{self._host}:{self._port}"
+        """``http://host:port``, or ``https://`` with TLS (the port is known
+        once started)."""
+        scheme = "https" if self._ssl_context is not None else "http"
+        return f"{scheme}://{self._host}:{self._port}"
 
     @property
     def port(self) -> int:
         return self._port
 
-    def configuration(self) -> Any:
-        """A ``kubernetes.client.Configuration`` pointing at this server."""
+    @property
+    def ca_pem(self) -> bytes | None:
+        """The PEM of the CA clients verify this server with (from the
+        :class:`TLSConfig`); None without TLS or with a bare SSLContext."""
+        return self._ca_pem
+
+    def configuration(self, *, token: str | None = None) -> Any:
+        """A ``kubernetes.client.Configuration`` pointing at this server: with
+        TLS it verifies the server against the configured CA file; with
+        tokens it sends ``token`` (default: the first configured one)."""
         from kubernetes import client  # noqa: PLC0415 - optional heavy import
 
         config = client.Configuration()
         config.host = self.url
+        if self._ca_file is not None:
+            config.ssl_ca_cert = os.fspath(self._ca_file)
+        bearer = token
+        if bearer is None and self._security is not None:
+            bearer = self._security.default_token
+        if bearer is not None:
+            # The entry every supported client (31 to 37) reads.
+            config.api_key = {"authorization": f"Bearer {bearer}"}
         return config
 
-    def api_client(self) -> Any:
-        """A new ``kubernetes.client.ApiClient`` for this server; the caller
-        must ``close()`` it."""
+    def api_client(self, *, token: str | None = None) -> Any:
+        """A new ``kubernetes.client.ApiClient`` for this server (see
+        :meth:`configuration`); the caller must ``close()`` it."""
         from kubernetes import client  # noqa: PLC0415 - optional heavy import
 
-        return client.ApiClient(self.configuration())
+        return client.ApiClient(self.configuration(token=token))
+
+    def write_kubeconfig(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        token: str | None = None,
+        namespace: str | None = None,
+        name: str = DEFAULT_NAME,
+    ) -> Path:
+        """Write a kubeconfig for this (started) server to ``path`` (mode
+        0600) and return it: its URL, the CA as ``certificate-authority-data``
+        when known, and ``token`` (default: the first configured token, else
+        a dummy one)."""
+        bearer = token
+        if bearer is None:
+            bearer = self._security.default_token if self._security is not None else DUMMY_TOKEN
+        return write_kubeconfig(
+            path, self.url, name=name, namespace=namespace, token=bearer, ca_pem=self._ca_pem
+        )
 
     # ------------------------------------------------------- object access
 
@@ -403,12 +499,12 @@ class ApiServer:
     def rv_wait_seconds(self, seconds: float) -> None:
         self._settings.rv_wait_seconds = float(seconds)
 
-    def wait_for_watches(self, count: int = 1, timeout: float = 10.0) -> bool:
-        """Block until at least ``count`` watches are open; False after
-        ``timeout`` seconds (real time). The deterministic point to inject a
-        watch fault at: the client's watch is open, not merely requested."""
-        return self._storage.wait_for_watch_count(count, timeout)
-
     def watch_count(self) -> int:
         """Number of watch streams open now."""
         return self._storage.watch_count()
+
+    def wait_for_watch_count(self, count: int, timeout: float = 10.0) -> bool:
+        """Block until exactly ``count`` watch streams are open (True), or
+        ``timeout`` seconds have passed (False): a test's way to know its
+        client's watch is open, or that the server noticed a client leave."""
+        return self._storage.wait_watch_count(count, timeout)

@@ -1,50 +1,104 @@
 """Defaulting: the fields a real API server fills in when a client leaves them
-out, for the built-in kinds users look at most.
+out, and the ``status`` stanzas it always sends.
 
 A real server runs its defaulting functions on every object it decodes, on
-create and on update alike, so a stored object always carries them and a PUT
-of the original manifest changes nothing. The emulator does the same through
-:func:`apply_defaults`. Only fields users notice are covered (``kubectl get
--o yaml``, ``describe`` and the Table columns show them):
+create and on update alike (and again when it reads the object back from
+storage), so a stored object always carries them and a PUT of the original
+manifest changes nothing. Its JSON also always holds the struct-valued fields
+of the Go types (``status``, ``spec``, ``loadBalancer``, ...) and the scalar
+fields without ``omitempty`` (a ReplicaSet's ``status.replicas: 0``). The
+emulator does the same through :func:`apply_defaults`, for every built-in
+kind it serves, checked against k8s.io/kubernetes ``pkg/apis/*/v1/defaults.go``,
+the registry strategies and k8s.io/api's JSON tags (Kubernetes 1.32):
 
-- Secret ``type: Opaque``.
-- Pod spec (also every pod template of a workload): ``restartPolicy: Always``,
-  ``dnsPolicy: ClusterFirst``, ``schedulerName: default-scheduler``,
-  ``terminationGracePeriodSeconds: 30``; per container (and init container)
-  ``imagePullPolicy`` (``Always`` for ``:latest`` or an untagged image, else
-  ``IfNotPresent``) and ports' ``protocol: TCP``. A Pod itself (not a
-  template) also gets ``serviceAccountName: default`` (what the
-  ServiceAccount admission plugin sets) and resource requests defaulting to
-  the limits. Left out on purpose, though a real server fills them: the empty
-  ``securityContext``/``resources`` objects, ``terminationMessagePath``/
-  ``Policy``, ``enableServiceLinks`` and the deprecated ``serviceAccount``:
-  nobody reads them, and every stored pod would carry them (bigger lists,
-  more objects for a client's garbage collector).
-- Pod status on create, when none is given: ``phase: Pending`` and the
-  ``qosClass`` computed from the containers' resources.
-- Service: ``type: ClusterIP``, ``sessionAffinity: None``,
-  ``internalTrafficPolicy: Cluster``, ``ipFamilies: [IPv4]``,
-  ``ipFamilyPolicy: SingleStack`` (not for ExternalName), ports'
-  ``protocol: TCP`` and ``targetPort`` (the port). The cluster IP is allocated
-  by the storage, which holds the counter; node ports are not allocated.
-- Deployment: ``replicas: 1``, ``strategy`` RollingUpdate 25%/25%,
-  ``revisionHistoryLimit: 10``, ``progressDeadlineSeconds: 600``.
-  ReplicaSet and ReplicationController: ``replicas: 1`` (a
-  ReplicationController also takes its selector and labels from its
-  template's labels). StatefulSet: ``replicas: 1``,
-  ``podManagementPolicy: OrderedReady``, ``updateStrategy`` RollingUpdate with
-  ``partition: 0``, ``revisionHistoryLimit: 10``. DaemonSet: ``updateStrategy``
-  RollingUpdate (``maxUnavailable: 1``, ``maxSurge: 0``),
-  ``revisionHistoryLimit: 10``.
-- Job: ``parallelism``/``completions`` 1 (when both are unset),
-  ``backoffLimit: 6``, ``completionMode: NonIndexed``, ``suspend: false``.
-  CronJob: ``concurrencyPolicy: Allow``, ``suspend: false``,
-  ``successfulJobsHistoryLimit: 3``, ``failedJobsHistoryLimit: 1``.
+==========================  ==================================================
+kind                        filled in
+==========================  ==================================================
+Namespace                   (by the storage) label ``kubernetes.io/metadata.name``,
+                            ``spec.finalizers: [kubernetes]``, ``status.phase: Active``
+Pod                         pod spec defaults (below); ``serviceAccountName: default``
+                            (the ServiceAccount admission plugin); requests default
+                            to limits; on create without a status
+                            ``status: {phase: Pending, qosClass: ...}``
+                            (else at least ``status: {}``)
+Service                     ``type: ClusterIP``, ``sessionAffinity: None`` (ClientIP:
+                            ``sessionAffinityConfig.clientIP.timeoutSeconds: 10800``),
+                            ``internalTrafficPolicy: Cluster``, ``ipFamilies: [IPv4]``,
+                            ``ipFamilyPolicy: SingleStack`` (not for ExternalName),
+                            ``externalTrafficPolicy: Cluster`` (NodePort, LoadBalancer,
+                            external IPs), ``allocateLoadBalancerNodePorts: true``
+                            (LoadBalancer), ports' ``protocol: TCP`` and
+                            ``targetPort``; ``status: {loadBalancer: {}}``. The
+                            storage allocates ``clusterIP``/``clusterIPs``.
+Endpoints                   ports' ``protocol: TCP``
+EndpointSlice               ports' ``name: ""`` and ``protocol: TCP``; each endpoint's
+                            ``conditions: {}``
+Event                       ``involvedObject: {}``, ``source: {}``, ``eventTime``,
+                            ``firstTimestamp``, ``lastTimestamp`` (null),
+                            ``reportingComponent``/``reportingInstance`` (``""``)
+Node                        ``spec: {}``; ``status.daemonEndpoints.kubeletEndpoint.Port: 0``,
+                            ``status.nodeInfo`` (its ten strings, ``""``),
+                            ``allocatable`` from ``capacity``
+PersistentVolumeClaim       ``spec.volumeMode: Filesystem``, ``status.phase: Pending``
+ReplicationController       ``replicas: 1``, selector and labels from the template's
+                            labels; ``status.replicas: 0``
+Secret                      ``type: Opaque``
+ConfigMap, ServiceAccount   nothing (their JSON has no struct fields)
+Deployment                  ``replicas: 1``, RollingUpdate 25%/25%,
+                            ``revisionHistoryLimit: 10``,
+                            ``progressDeadlineSeconds: 600``; ``status: {}``
+ReplicaSet                  ``replicas: 1``; ``status.replicas: 0``
+StatefulSet                 ``replicas: 1``, ``podManagementPolicy: OrderedReady``,
+                            RollingUpdate with ``partition: 0``,
+                            ``revisionHistoryLimit: 10``,
+                            ``persistentVolumeClaimRetentionPolicy`` Retain/Retain;
+                            ``status: {replicas: 0, availableReplicas: 0}``
+DaemonSet                   RollingUpdate (``maxUnavailable: 1``, ``maxSurge: 0``),
+                            ``revisionHistoryLimit: 10``; ``status`` with the four
+                            counters the type always sends, 0
+Job                         ``parallelism``/``completions`` 1 (both unset),
+                            ``backoffLimit: 6``, ``completionMode: NonIndexed``,
+                            ``suspend: false``, ``manualSelector: false``,
+                            ``podReplacementPolicy`` (TerminatingOrFailed, or Failed
+                            with a podFailurePolicy); on create the generated
+                            selector and template labels (``controller-uid``,
+                            ``job-name`` and their ``batch.kubernetes.io/`` forms);
+                            labels from the template; ``status: {}``
+CronJob                     ``concurrencyPolicy: Allow``, ``suspend: false``,
+                            ``successfulJobsHistoryLimit: 3``,
+                            ``failedJobsHistoryLimit: 1``; the job template's pod
+                            template only (the Job defaults apply to Jobs, not to
+                            templates); ``status: {}``
+Lease                       ``spec: {}``
+Ingress                     ``spec: {}``; ``status: {loadBalancer: {}}``
+==========================  ==================================================
 
-Custom resources and kinds not listed are left as they are. Objects are not
-validated here: a field of an unexpected type is left alone, never an error.
-Pure functions (the input is never mutated; changed parts are copied);
-thread-safe.
+Pod spec defaults (a Pod's and every workload template's): ``restartPolicy:
+Always``, ``dnsPolicy: ClusterFirst``, ``schedulerName: default-scheduler``,
+``terminationGracePeriodSeconds: 30``; per container (and init container)
+``imagePullPolicy`` (``Always`` for ``:latest`` or an untagged image, else
+``IfNotPresent``), ports' ``protocol: TCP``, probes' ``timeoutSeconds: 1``,
+``periodSeconds: 10``, ``successThreshold: 1``, ``failureThreshold: 3`` and
+``httpGet`` ``path: /``/``scheme: HTTP``, env ``fieldRef.apiVersion: v1``;
+volumes without a source become ``emptyDir: {}``, secret, configMap,
+downwardAPI and projected volumes get ``defaultMode: 420``, hostPath ``type:
+""``, token projections ``expirationSeconds: 3600``.
+
+Left out on purpose, though a real server fills them: a Pod's empty
+``securityContext``/``resources`` objects, ``terminationMessagePath``/
+``Policy``, ``enableServiceLinks``, ``priority``/``preemptionPolicy``, the
+default tolerations and the service-account token volume, the deprecated
+``serviceAccount``, and templates' ``metadata.creationTimestamp: null``:
+nobody reads them, and every stored pod would carry them (bigger lists, more
+objects for a client's garbage collector). Node ports are not allocated. An
+EndpointSlice without endpoints keeps what was written, where a real server
+answers ``endpoints: null`` (which the Python client's model rejects). A
+status given on create is kept (tests set one up that way), where a real
+server resets it for every kind but Node.
+
+Custom resources are left as they are. Objects are not validated here: a
+field of an unexpected type is left alone, never an error. Pure functions
+(the input is never mutated; changed parts are copied); thread-safe.
 """
 
 from __future__ import annotations
@@ -56,7 +110,14 @@ from informers.resources import (
     CRONJOBS,
     DAEMONSETS,
     DEPLOYMENTS,
+    ENDPOINTS,
+    ENDPOINTSLICES,
+    EVENTS,
+    INGRESSES,
     JOBS,
+    LEASES,
+    NODES,
+    PERSISTENTVOLUMECLAIMS,
     PODS,
     REPLICASETS,
     REPLICATIONCONTROLLERS,
@@ -66,9 +127,27 @@ from informers.resources import (
     Resource,
 )
 
-__all__ = ["apply_defaults", "image_pull_policy", "pod_qos_class"]
+__all__ = ["DEFAULTED_RESOURCES", "apply_defaults", "image_pull_policy", "pod_qos_class"]
 
 _Obj = dict[str, Any]
+
+#: Mode bits of secret, configMap, downwardAPI and projected volumes (0644).
+_DEFAULT_MODE = 0o644
+#: The job labels the server generates (legacy and ``batch.kubernetes.io/`` forms).
+_JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
+_CONTROLLER_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
+_NODE_INFO_FIELDS = (
+    "machineID",
+    "systemUUID",
+    "bootID",
+    "kernelVersion",
+    "osImage",
+    "containerRuntimeVersion",
+    "kubeletVersion",
+    "kubeProxyVersion",
+    "operatingSystem",
+    "architecture",
+)
 
 
 def _sub(obj: _Obj, key: str) -> _Obj | None:
@@ -82,6 +161,11 @@ def _sub(obj: _Obj, key: str) -> _Obj | None:
     copy = dict(value)
     obj[key] = copy
     return copy
+
+
+def _existing(obj: _Obj, key: str) -> _Obj | None:
+    """Like :func:`_sub`, but only when ``obj[key]`` is already an object."""
+    return _sub(obj, key) if isinstance(obj.get(key), dict) else None
 
 
 def _each(obj: _Obj, key: str, fill: Callable[[_Obj], None]) -> None:
@@ -100,6 +184,16 @@ def _each(obj: _Obj, key: str, fill: Callable[[_Obj], None]) -> None:
     obj[key] = out
 
 
+def _fill(obj: _Obj, key: str, fields: _Obj) -> None:
+    """``obj[key]`` made an object (when absent) holding at least ``fields``
+    (a null counts as absent, as Go decodes it to the zero value)."""
+    sub = _sub(obj, key)
+    if sub is not None:
+        for field, value in fields.items():
+            if sub.get(field) is None:
+                sub[field] = value
+
+
 def image_pull_policy(image: Any) -> str:
     """``Always`` for an untagged or ``:latest`` image, else ``IfNotPresent``
     (an image pinned by digest counts as tagged)."""
@@ -115,9 +209,82 @@ def _port(port: _Obj) -> None:
     port.setdefault("protocol", "TCP")
 
 
+def _http_get(action: _Obj) -> None:
+    if not action.get("path"):
+        action["path"] = "/"
+    if not action.get("scheme"):
+        action["scheme"] = "HTTP"
+
+
+def _probe(probe: _Obj) -> None:
+    for field, value in (
+        ("timeoutSeconds", 1),
+        ("periodSeconds", 10),
+        ("successThreshold", 1),
+        ("failureThreshold", 3),
+    ):
+        if not probe.get(field):
+            probe[field] = value
+    action = _existing(probe, "httpGet")
+    if action is not None:
+        _http_get(action)
+
+
+def _field_ref(holder: _Obj) -> None:
+    """``fieldRef.apiVersion: v1`` inside an env ``valueFrom`` or a downward
+    API item."""
+    ref = _existing(holder, "fieldRef")
+    if ref is not None and not ref.get("apiVersion"):
+        ref["apiVersion"] = "v1"
+
+
+def _env(var: _Obj) -> None:
+    source = _existing(var, "valueFrom")
+    if source is not None:
+        _field_ref(source)
+
+
 def _container(container: _Obj) -> None:
     container.setdefault("imagePullPolicy", image_pull_policy(container.get("image")))
     _each(container, "ports", _port)
+    _each(container, "env", _env)
+    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
+        probe = _existing(container, key)
+        if probe is not None:
+            _probe(probe)
+
+
+def _default_mode(source: _Obj) -> None:
+    if source.get("defaultMode") is None:
+        source["defaultMode"] = _DEFAULT_MODE
+
+
+def _projection(projection: _Obj) -> None:
+    token = _existing(projection, "serviceAccountToken")
+    if token is not None and token.get("expirationSeconds") is None:
+        token["expirationSeconds"] = 3600
+    downward = _existing(projection, "downwardAPI")
+    if downward is not None:
+        _each(downward, "items", _field_ref)
+
+
+def _volume(volume: _Obj) -> None:
+    if not any(key != "name" for key in volume):
+        volume["emptyDir"] = {}
+        return
+    for key in ("secret", "configMap", "downwardAPI"):
+        source = _existing(volume, key)
+        if source is not None:
+            _default_mode(source)
+            if key == "downwardAPI":
+                _each(source, "items", _field_ref)
+    projected = _existing(volume, "projected")
+    if projected is not None:
+        _default_mode(projected)
+        _each(projected, "sources", _projection)
+    host_path = _existing(volume, "hostPath")
+    if host_path is not None and host_path.get("type") is None:
+        host_path["type"] = ""
 
 
 def _pod_container(container: _Obj) -> None:
@@ -142,6 +309,7 @@ def _pod_spec(spec: _Obj) -> None:
     spec.setdefault("terminationGracePeriodSeconds", 30)
     _each(spec, "containers", _container)
     _each(spec, "initContainers", _container)
+    _each(spec, "volumes", _volume)
 
 
 def _template(spec: _Obj) -> None:
@@ -201,25 +369,103 @@ def _pod(obj: _Obj, creating: bool) -> None:
         _each(spec, "initContainers", _pod_container)
     if creating and not obj.get("status"):
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj)}
+    else:
+        _sub(obj, "status")
 
 
 def _service_port(port: _Obj) -> None:
     port.setdefault("protocol", "TCP")
-    if "targetPort" not in port and "port" in port:
+    if port.get("targetPort") in (None, 0, "") and "port" in port:
         port["targetPort"] = port["port"]
 
 
 def _service(obj: _Obj, creating: bool) -> None:
+    _fill(obj, "status", {"loadBalancer": {}})
     spec = _sub(obj, "spec")
     if spec is None:
         return
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")
-    if spec["type"] != "ExternalName":
-        spec.setdefault("internalTrafficPolicy", "Cluster")
+    kind = spec["type"]
+    if spec["sessionAffinity"] == "None":
+        spec.pop("sessionAffinityConfig", None)
+    elif spec["sessionAffinity"] == "ClientIP":
+        config = spec.get("sessionAffinityConfig")
+        client_ip = config.get("clientIP") if isinstance(config, dict) else None
+        if not isinstance(client_ip, dict) or client_ip.get("timeoutSeconds") is None:
+            spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": 10800}}
+    if kind != "ExternalName":
         spec.setdefault("ipFamilies", ["IPv4"])
         spec.setdefault("ipFamilyPolicy", "SingleStack")
+    if kind in ("ClusterIP", "NodePort", "LoadBalancer"):
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    external = kind in ("NodePort", "LoadBalancer") or (
+        kind == "ClusterIP" and bool(spec.get("externalIPs"))
+    )
+    if external and not spec.get("externalTrafficPolicy"):
+        spec["externalTrafficPolicy"] = "Cluster"
+    if kind == "LoadBalancer":
+        spec.setdefault("allocateLoadBalancerNodePorts", True)
     _each(spec, "ports", _service_port)
+
+
+def _endpoints(obj: _Obj, creating: bool) -> None:
+    def subset(item: _Obj) -> None:
+        _each(item, "ports", _port)
+
+    _each(obj, "subsets", subset)
+
+
+def _slice_port(port: _Obj) -> None:
+    if port.get("name") is None:
+        port["name"] = ""
+    if port.get("protocol") is None:
+        port["protocol"] = "TCP"
+
+
+def _slice_endpoint(endpoint: _Obj) -> None:
+    _sub(endpoint, "conditions")
+
+
+def _endpoint_slice(obj: _Obj, creating: bool) -> None:
+    _each(obj, "ports", _slice_port)
+    _each(obj, "endpoints", _slice_endpoint)
+
+
+def _event(obj: _Obj, creating: bool) -> None:
+    _sub(obj, "involvedObject")
+    _sub(obj, "source")
+    for field in ("firstTimestamp", "lastTimestamp", "eventTime"):
+        obj.setdefault(field, None)
+    for field in ("reportingComponent", "reportingInstance"):
+        if obj.get(field) is None:
+            obj[field] = ""
+
+
+def _node(obj: _Obj, creating: bool) -> None:
+    _sub(obj, "spec")
+    status = _sub(obj, "status")
+    if status is None:
+        return
+    endpoints = _sub(status, "daemonEndpoints")
+    if endpoints is not None:
+        _fill(endpoints, "kubeletEndpoint", {"Port": 0})
+    info = _sub(status, "nodeInfo")
+    if info is not None:
+        for field in _NODE_INFO_FIELDS:
+            if info.get(field) is None:
+                info[field] = ""
+    if status.get("allocatable") is None and isinstance(status.get("capacity"), dict):
+        status["allocatable"] = dict(status["capacity"])
+
+
+def _persistent_volume_claim(obj: _Obj, creating: bool) -> None:
+    spec = _sub(obj, "spec")
+    if spec is not None and spec.get("volumeMode") is None:
+        spec["volumeMode"] = "Filesystem"
+    status = _sub(obj, "status")
+    if status is not None and not status.get("phase"):
+        status["phase"] = "Pending"
 
 
 def _rolling(spec: _Obj, key: str, rolling: _Obj) -> None:
@@ -235,6 +481,7 @@ def _rolling(spec: _Obj, key: str, rolling: _Obj) -> None:
 
 
 def _deployment(obj: _Obj, creating: bool) -> None:
+    _sub(obj, "status")
     spec = _sub(obj, "spec")
     if spec is None:
         return
@@ -246,6 +493,7 @@ def _deployment(obj: _Obj, creating: bool) -> None:
 
 
 def _replica_set(obj: _Obj, creating: bool) -> None:
+    _fill(obj, "status", {"replicas": 0})
     spec = _sub(obj, "spec")
     if spec is None:
         return
@@ -254,6 +502,7 @@ def _replica_set(obj: _Obj, creating: bool) -> None:
 
 
 def _replication_controller(obj: _Obj, creating: bool) -> None:
+    _fill(obj, "status", {"replicas": 0})
     spec = _sub(obj, "spec")
     if spec is None:
         return
@@ -270,17 +519,41 @@ def _replication_controller(obj: _Obj, creating: bool) -> None:
 
 
 def _stateful_set(obj: _Obj, creating: bool) -> None:
+    _fill(obj, "status", {"replicas": 0, "availableReplicas": 0})
     spec = _sub(obj, "spec")
     if spec is None:
         return
     spec.setdefault("replicas", 1)
     spec.setdefault("podManagementPolicy", "OrderedReady")
-    _rolling(spec, "updateStrategy", {"partition": 0})
+    strategy = _sub(spec, "updateStrategy")
+    if strategy is not None:
+        if not strategy.get("type"):
+            # Only a defaulted type brings a defaulted rollingUpdate along.
+            strategy["type"] = "RollingUpdate"
+            _sub(strategy, "rollingUpdate")
+        update = _existing(strategy, "rollingUpdate")
+        if strategy["type"] == "RollingUpdate" and update is not None:
+            update.setdefault("partition", 0)
+    retention = _sub(spec, "persistentVolumeClaimRetentionPolicy")
+    if retention is not None:
+        for field in ("whenDeleted", "whenScaled"):
+            if not retention.get(field):
+                retention[field] = "Retain"
     spec.setdefault("revisionHistoryLimit", 10)
     _template(spec)
 
 
 def _daemon_set(obj: _Obj, creating: bool) -> None:
+    _fill(
+        obj,
+        "status",
+        {
+            "currentNumberScheduled": 0,
+            "numberMisscheduled": 0,
+            "desiredNumberScheduled": 0,
+            "numberReady": 0,
+        },
+    )
     spec = _sub(obj, "spec")
     if spec is None:
         return
@@ -289,24 +562,71 @@ def _daemon_set(obj: _Obj, creating: bool) -> None:
     _template(spec)
 
 
-def _job_spec(spec: _Obj) -> None:
+def _template_labels(spec: _Obj) -> dict[str, Any] | None:
+    template = spec.get("template")
+    meta = template.get("metadata") if isinstance(template, dict) else None
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    return dict(labels) if isinstance(labels, dict) else None
+
+
+def _job_labels_from_template(obj: _Obj, labels: dict[str, Any] | None) -> None:
+    meta = obj.get("metadata")
+    if labels is not None and isinstance(meta, dict) and not meta.get("labels"):
+        obj["metadata"] = {**meta, "labels": labels}
+
+
+def _generate_job_selector(obj: _Obj, spec: _Obj) -> None:
+    """What the Job strategy adds on create unless ``manualSelector``: the
+    job's name and uid as template labels, and a selector on the uid."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
+    template = _sub(spec, "template")
+    template_meta = _sub(template, "metadata") if template is not None else None
+    labels = _sub(template_meta, "labels") if template_meta is not None else None
+    if labels is None:
+        return
+    selector = _sub(spec, "selector")
+    match = _sub(selector, "matchLabels") if selector is not None else None
+    if match is None:
+        return
+    for label in _JOB_NAME_LABELS:
+        labels.setdefault(label, name)
+    for label in _CONTROLLER_UID_LABELS:
+        labels.setdefault(label, uid)
+    match.setdefault(_CONTROLLER_UID_LABELS[1], uid)
+
+
+def _job(obj: _Obj, creating: bool) -> None:
+    _sub(obj, "status")
+    spec = _sub(obj, "spec")
+    if spec is None:
+        return
     if "completions" not in spec and "parallelism" not in spec:
         spec["completions"] = 1
         spec["parallelism"] = 1
     spec.setdefault("parallelism", 1)
-    spec.setdefault("backoffLimit", 6)
+    if spec.get("backoffLimit") is None:
+        spec["backoffLimit"] = 2**31 - 1 if spec.get("backoffLimitPerIndex") is not None else 6
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
+    if spec.get("podReplacementPolicy") is None:
+        failure_policy = spec.get("podFailurePolicy") is not None
+        spec["podReplacementPolicy"] = "Failed" if failure_policy else "TerminatingOrFailed"
+    # As the server: labels come from the template as the client sent it;
+    # without any, from the template with the generated labels (the object
+    # is defaulted again when read back from storage).
+    _job_labels_from_template(obj, _template_labels(spec))
+    if creating and spec.get("manualSelector") is not True:
+        _generate_job_selector(obj, spec)
+        _job_labels_from_template(obj, _template_labels(spec))
+    spec.setdefault("manualSelector", False)
     _template(spec)
 
 
-def _job(obj: _Obj, creating: bool) -> None:
-    spec = _sub(obj, "spec")
-    if spec is not None:
-        _job_spec(spec)
-
-
 def _cron_job(obj: _Obj, creating: bool) -> None:
+    _sub(obj, "status")
     spec = _sub(obj, "spec")
     if spec is None:
         return
@@ -318,7 +638,7 @@ def _cron_job(obj: _Obj, creating: bool) -> None:
     if template is not None:
         job_spec = _sub(template, "spec")
         if job_spec is not None:
-            _job_spec(job_spec)
+            _template(job_spec)
 
 
 def _secret(obj: _Obj, creating: bool) -> None:
@@ -326,10 +646,24 @@ def _secret(obj: _Obj, creating: bool) -> None:
         obj["type"] = "Opaque"
 
 
+def _lease(obj: _Obj, creating: bool) -> None:
+    _sub(obj, "spec")
+
+
+def _ingress(obj: _Obj, creating: bool) -> None:
+    _sub(obj, "spec")
+    _fill(obj, "status", {"loadBalancer": {}})
+
+
 _DEFAULTERS: dict[Resource, Callable[[_Obj, bool], None]] = {
     SECRETS: _secret,
     PODS: _pod,
     SERVICES: _service,
+    ENDPOINTS: _endpoints,
+    ENDPOINTSLICES: _endpoint_slice,
+    EVENTS: _event,
+    NODES: _node,
+    PERSISTENTVOLUMECLAIMS: _persistent_volume_claim,
     DEPLOYMENTS: _deployment,
     REPLICASETS: _replica_set,
     REPLICATIONCONTROLLERS: _replication_controller,
@@ -337,13 +671,20 @@ _DEFAULTERS: dict[Resource, Callable[[_Obj, bool], None]] = {
     DAEMONSETS: _daemon_set,
     JOBS: _job,
     CRONJOBS: _cron_job,
+    LEASES: _lease,
+    INGRESSES: _ingress,
 }
+
+#: Every kind :func:`apply_defaults` changes (Namespaces are filled in by the
+#: storage; ConfigMaps and ServiceAccounts have nothing to fill).
+DEFAULTED_RESOURCES: frozenset[Resource] = frozenset(_DEFAULTERS)
 
 
 def apply_defaults(resource: Resource, obj: _Obj, *, creating: bool) -> _Obj:
     """``obj`` with the server's defaults filled in (see the module
     docstring); ``obj`` itself is not changed. ``creating`` adds what only a
-    create fills (a Pod's initial status)."""
+    create fills (a Pod's initial status, a Job's generated selector; the
+    storage has set ``metadata.uid`` by then)."""
     defaulter = _DEFAULTERS.get(resource)
     if defaulter is None:
         return obj

@@ -1,15 +1,17 @@
 """A kubeconfig file pointing kubectl (or any client) at the emulator.
 
-:func:`write_kubeconfig` writes one cluster (plain ``http://`` server URL),
-one user with a dummy bearer token (the emulator does not authenticate, but
-some clients insist on having credentials) and one context joining them, made
-the current context. The file is written atomically (temporary file, then
-rename) with mode 0600, like kubectl's own. Thread-safe as far as the file
-system is.
+:func:`write_kubeconfig` writes one cluster (the server URL, and for HTTPS
+the CA as ``certificate-authority-data``), one user with a bearer token (the
+emulator's own when it authenticates; otherwise a dummy one, since some
+clients insist on having credentials) and one context joining them, made the
+current context. The file is written atomically (temporary file, then rename)
+with mode 0600, like kubectl's own: it may hold a real token. Thread-safe as
+far as the file system is.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import tempfile
@@ -19,7 +21,8 @@ __all__ = ["DEFAULT_NAME", "DUMMY_TOKEN", "kubeconfig_text", "write_kubeconfig"]
 
 #: Name of the cluster, user and context entries.
 DEFAULT_NAME = "kube-informers"
-#: The token the kubeconfig carries; the emulator accepts any token or none.
+#: The token a kubeconfig carries for an emulator without authentication
+#: (which accepts any token or none).
 DUMMY_TOKEN = "kube-informers-emulator"
 
 
@@ -29,14 +32,24 @@ def _q(value: str) -> str:
 
 
 def kubeconfig_text(
-    server_url: str, *, name: str = DEFAULT_NAME, namespace: str | None = None
+    server_url: str,
+    *,
+    name: str = DEFAULT_NAME,
+    namespace: str | None = None,
+    token: str = DUMMY_TOKEN,
+    ca_pem: bytes | None = None,
 ) -> str:
     """The YAML text of a kubeconfig for ``server_url`` (e.g.
     ``http://127.0.0.1:8080``); ``namespace`` sets the context's default
-    namespace."""
+    namespace, ``token`` the user's bearer token and ``ca_pem`` (PEM bytes)
+    the CA an ``https://`` server is verified with."""
     context_lines = [f"    cluster: {_q(name)}", f"    user: {_q(name)}"]
     if namespace:
         context_lines.append(f"    namespace: {_q(namespace)}")
+    cluster_lines = [f"    server: {_q(server_url)}"]
+    if ca_pem is not None:
+        data = base64.b64encode(ca_pem).decode("ascii")
+        cluster_lines.append(f"    certificate-authority-data: {_q(data)}")
     lines = [
         "apiVersion: v1",
         "kind: Config",
@@ -44,11 +57,11 @@ def kubeconfig_text(
         "clusters:",
         f"- name: {_q(name)}",
         "  cluster:",
-        f"    server: {_q(server_url)}",
+        *cluster_lines,
         "users:",
         f"- name: {_q(name)}",
         "  user:",
-        f"    token: {_q(DUMMY_TOKEN)}",
+        f"    token: {_q(token)}",
         "contexts:",
         f"- name: {_q(name)}",
         "  context:",
@@ -64,12 +77,15 @@ def write_kubeconfig(
     *,
     name: str = DEFAULT_NAME,
     namespace: str | None = None,
+    token: str = DUMMY_TOKEN,
+    ca_pem: bytes | None = None,
 ) -> Path:
-    """Write a kubeconfig for ``server_url`` to ``path`` (parent directories are
-    created) and return the path. An existing file is replaced."""
+    """Write a kubeconfig for ``server_url`` (see :func:`kubeconfig_text`) to
+    ``path`` (parent directories are created) and return the path. An
+    existing file is replaced."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = kubeconfig_text(server_url, name=name, namespace=namespace)
+    text = kubeconfig_text(server_url, name=name, namespace=namespace, token=token, ca_pem=ca_pem)
     fd, temporary = tempfile.mkstemp(prefix=".kubeconfig-", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

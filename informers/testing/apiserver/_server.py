@@ -3,9 +3,13 @@ handlers, Status errors and injected faults, over the standard library's
 threaded HTTP/1.1 server.
 
 Every connection runs in its own named thread, tracked by the server so
-:meth:`ApiServer.stop` can close the socket and join it. A handler never lets
-an exception escape: an unexpected one is answered with a 500 Status and
-logged (kind and key only, never objects).
+:meth:`ApiServer.stop` can close the socket and join it; with TLS the
+handshake happens in that thread too. Each request is authenticated (when
+tokens are set), then injected faults apply, then the authorizer is asked,
+then it is routed. A handler never lets an exception escape: an unexpected
+one is answered with a 500 Status and logged (kind and key only, never
+objects). Request logs carry the method and path, never a header: the
+``Authorization`` header is read only to authenticate.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import json
 import logging
 import select
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -28,6 +33,7 @@ from informers.errors import SelectorParseError
 from informers.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
 from informers.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
 from informers.testing.apiserver import _discovery, _patch, _scale, _status
+from informers.testing.apiserver._security import Security, request_access, unauthorized
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import (
     Predicate,
@@ -47,6 +53,8 @@ _PROTOBUF = "application/vnd.kubernetes.protobuf"
 _RETURNS_OBJECT_ON_DELETE = frozenset({PODS, NAMESPACES, SERVICEACCOUNTS})
 #: Lists longer than this are streamed chunked, this many items per write.
 _LIST_BATCH = 1000
+#: Seconds a new TLS connection may take to finish its handshake.
+_HANDSHAKE_TIMEOUT = 10.0
 
 
 def _optional(name: str) -> ModuleType | None:
@@ -124,7 +132,12 @@ class Settings:
 
 
 class HTTPServer(ThreadingHTTPServer):
-    """Threaded HTTP server tracking its connection threads and sockets."""
+    """Threaded HTTP server tracking its connection threads and sockets.
+
+    With ``ssl_context`` every connection is wrapped in TLS in its own thread
+    (a slow handshake never holds up the accept loop). ``security`` (None: no
+    authentication) authenticates and authorizes each request.
+    """
 
     daemon_threads = True
     allow_reuse_address = True
@@ -139,15 +152,23 @@ class HTTPServer(ThreadingHTTPServer):
         settings: Settings,
         faults: FaultState,
         stopping: threading.Event,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        security: Security | None = None,
     ) -> None:
         super().__init__(address, Handler)
         self.storage = storage
         self.settings = settings
         self.faults = faults
         self.stopping = stopping
+        self.ssl_context = ssl_context
+        self.security = security
         self._conn_lock = threading.Lock()
+        # guarded by _conn_lock: each connection thread and the plain TCP
+        # socket close_connections() shuts down (for TLS a duplicate of the
+        # connection's descriptor, so no SSL object is touched across threads)
         self._connections: dict[threading.Thread, socket.socket] = {}
-        self._counter = 0
+        self._counter = 0  # guarded by _conn_lock
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._conn_lock:
@@ -159,12 +180,27 @@ class HTTPServer(ThreadingHTTPServer):
             name=f"apiserver-conn-{number}",
             daemon=True,
         )
+        # Wrapping in TLS detaches the accepted socket: keep a duplicate to
+        # shut the connection down from another thread.
+        handle = request.dup() if self.ssl_context is not None else request
         with self._conn_lock:
-            self._connections[thread] = request
+            self._connections[thread] = handle
         thread.start()
 
     def _serve_connection(self, request: Any, client_address: Any) -> None:
+        handle = None
+        with self._conn_lock:
+            handle = self._connections.get(threading.current_thread())
         try:
+            if self.ssl_context is not None:
+                request.settimeout(_HANDSHAKE_TIMEOUT)
+                try:
+                    request = self.ssl_context.wrap_socket(request, server_side=True)
+                except (ssl.SSLError, OSError) as exc:
+                    # A client that does not trust the certificate, or speaks
+                    # plain HTTP: nothing to answer. (No secret is in exc.)
+                    log.debug("TLS handshake with %s failed: %s", client_address[0], exc)
+                    return
             self.finish_request(request, client_address)
         except OSError:
             pass  # the peer went away; nothing to answer
@@ -174,6 +210,8 @@ class HTTPServer(ThreadingHTTPServer):
             self.shutdown_request(request)
             with self._conn_lock:
                 self._connections.pop(threading.current_thread(), None)
+            if handle is not None and handle is not request:
+                handle.close()
 
     def close_connections(self) -> list[threading.Thread]:
         """Shut every open connection down; returns their threads (to join)."""
@@ -540,10 +578,23 @@ class Handler(BaseHTTPRequestHandler):
         path = parsed.path.rstrip("/") or "/"
         query = urllib.parse.parse_qs(parsed.query, keep_blank_values=True)
         body = self._read_body()  # always: an unread body would be taken for the next request
+        security = self.server.security
+        user = ""
+        if security is not None:
+            # The header is read here and nowhere else, and never logged.
+            found = security.authenticate(self.headers.get("Authorization"))
+            if found is None:
+                log.debug("unauthenticated request %s %s", method, path)
+                raise unauthorized()
+            user = found
         failure = self.server.faults.take_failure(path)
         if failure is not None:
             self._send_failure(*failure)
             return
+        if security is not None:
+            access = request_access(user, method, path, query)
+            if access is not None:
+                security.authorize(access)
         request = _Request(method, path, query)
         if self._route_meta(request):
             return
@@ -1160,10 +1211,24 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
     def _client_gone(self) -> bool:
+        connection = self.connection
         try:
-            readable, _, _ = select.select([self.connection], [], [], 0)
+            readable, _, _ = select.select([connection], [], [], 0)
             if not readable:
                 return False
-            return bool(self.connection.recv(1, socket.MSG_PEEK) == b"")
+            if isinstance(connection, ssl.SSLSocket):
+                # No peeking through TLS. A client sends nothing while a watch
+                # streams, so what is readable is its close_notify or EOF (or
+                # bytes it should not send): the stream is over either way,
+                # unless only part of a TLS record has arrived.
+                connection.settimeout(0)
+                try:
+                    connection.recv(1)
+                except ssl.SSLWantReadError:
+                    return False
+                finally:
+                    connection.settimeout(self.timeout)
+                return True
+            return bool(connection.recv(1, socket.MSG_PEEK) == b"")
         except OSError:
             return True

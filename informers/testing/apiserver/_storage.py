@@ -747,6 +747,17 @@ class Storage:
             else:
                 new.pop("status", None)
         if kind.resource == NAMESPACES:
+            # As the real server: the name label is defaulted on every write,
+            # and the finalizers change only through the finalize subresource.
+            labels = dict(new_meta.get("labels") or {})
+            labels["kubernetes.io/metadata.name"] = old_meta["name"]
+            new_meta["labels"] = labels
+            old_spec: dict[str, Any] = old.get("spec") or {}
+            sent = new.get("spec")
+            new_spec: dict[str, Any] = dict(sent) if isinstance(sent, dict) else {}
+            if isinstance(old_spec, dict) and "finalizers" in old_spec:
+                new_spec["finalizers"] = old_spec["finalizers"]
+            new["spec"] = new_spec
             new["status"] = old.get("status", {"phase": "Active"})
         if kind.builtin:  # before the generation check: defaults are no change
             if kind.resource == SERVICES:
@@ -998,7 +1009,7 @@ class Storage:
                 start = self._rv
             watcher = Watcher(kind, namespace, predicate, capacity, max(start, self._rv))
             kind.watchers.add(watcher)
-            self._cond.notify_all()  # wait_for_watch_count()
+            self._cond.notify_all()  # wait_watch_count waiters
             return watcher, first, start
 
     def next_batch(self, watcher: Watcher, timeout: float) -> tuple[list[tuple[str, Stored]], int]:
@@ -1053,23 +1064,25 @@ class Storage:
             watcher.kind.watchers.discard(watcher)
             if watcher.end is None:
                 watcher.end = "closed"
+            self._cond.notify_all()  # wait_watch_count waiters
+
+    def wait_watch_count(self, count: int, timeout: float) -> bool:
+        """Block until exactly ``count`` watches are open (True) or ``timeout``
+        seconds pass (False)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._watch_count_locked() == count, timeout)
+
+    def _watch_count_locked(self) -> int:
+        return sum(len(kind.watchers) for kind in self._kinds.values())
 
     def notify(self) -> None:
         """Wake every waiter (after a fault setting changed)."""
         with self._cond:
             self._cond.notify_all()
 
-    def wait_for_watch_count(self, count: int, timeout: float) -> bool:
-        """Block until at least ``count`` watches are open (or ``timeout``)."""
-        with self._cond:
-            return self._cond.wait_for(
-                lambda: sum(len(kind.watchers) for kind in self._kinds.values()) >= count,
-                timeout,
-            )
-
     def watch_count(self) -> int:
         with self._cond:
-            return sum(len(kind.watchers) for kind in self._kinds.values())
+            return self._watch_count_locked()
 
 
 def _keep_cluster_ip(new: dict[str, Any], old: dict[str, Any]) -> None:

@@ -30,7 +30,7 @@ from informers.resources import (
     STATEFULSETS,
     Resource,
 )
-from informers.testing.apiserver import ApiServer
+from informers.testing.apiserver import Access, ApiServer, TLSConfig
 from informers.testing.apiserver._discovery import SERVER_GIT_VERSION
 from informers.testing.apiserver._kubeconfig import write_kubeconfig
 
@@ -529,3 +529,126 @@ def test_kubectl_versions_smoke(binary: Path, server: ApiServer, tmp_path: Path)
     assert "cfg" in kubectl.run("get", "configmaps", "-n", "smoke")
     kubectl.run("scale", "deployment/web", "--replicas=4")
     assert server.get(DEPLOYMENTS, "web", "default")["spec"]["replicas"] == 4
+
+
+# --- HTTPS and bearer tokens (emulator-security) ---
+
+SECURE_TOKEN = "kubectl-test-token-0123456789"
+VIEWER_TOKEN = "kubectl-viewer-token"
+
+
+def _read_only_viewer(access: Access) -> bool:
+    return access.user != "viewer" or access.verb in ("get", "list", "watch")
+
+
+@pytest.fixture
+def secure_server(tmp_path: Path) -> Iterator[ApiServer]:
+    import trustme
+
+    ca = trustme.CA()
+    pem, ca_file = tmp_path / "server.pem", tmp_path / "ca.pem"
+    ca.issue_cert("127.0.0.1", "localhost").private_key_and_cert_chain_pem.write_to_path(str(pem))
+    ca.cert_pem.write_to_path(str(ca_file))
+    tls = TLSConfig(pem, pem, ca_file)
+    tokens = {SECURE_TOKEN: "alice", VIEWER_TOKEN: "viewer"}
+    with ApiServer(tls=tls, tokens=tokens, authorizer=_read_only_viewer) as api:
+        yield api
+
+
+def _secure_kubectl(binary: str, server: ApiServer, tmp_path: Path, token: str) -> Kubectl:
+    kubeconfig = server.write_kubeconfig(tmp_path / f"kubeconfig-{token[:8]}", token=token)
+    return Kubectl(binary, kubeconfig, tmp_path / "cache")
+
+
+def test_kubectl_over_https_with_a_token(
+    kubectl_path: str, secure_server: ApiServer, tmp_path: Path
+) -> None:
+    kubectl = _secure_kubectl(kubectl_path, secure_server, tmp_path, SECURE_TOKEN)
+    version = json.loads(kubectl.run("version", "-o", "json"))
+    assert version["serverVersion"]["gitVersion"] == SERVER_GIT_VERSION
+    kubectl.run("create", "configmap", "settings", "--from-literal=a=1")
+    assert secure_server.get(CONFIGMAPS, "settings", "default")["data"] == {"a": "1"}
+    assert "settings" in kubectl.run("get", "configmaps")
+    # A watch streams over TLS, and the server notices when kubectl goes away.
+    process = kubectl.popen("get", "configmaps", "-w", "--output-watch-events")
+    assert process.stdout is not None
+    assert process.stderr is not None
+    out = LineReader(process.stdout, "kubectl-tls-watch")
+    err = LineReader(process.stderr, "kubectl-tls-watch-err")
+    try:
+        assert secure_server.wait_for_watch_count(1, timeout=TIMEOUT)
+        secure_server.create(CONFIGMAPS, _configmap("late"), "default")
+        seen = [out.next() for _ in range(3)]  # the header, the listed one, then the event
+        assert seen[-1].split()[:2] == ["ADDED", "late"], seen
+    finally:
+        _stop(process, out, err)
+    assert secure_server.wait_for_watch_count(0, timeout=TIMEOUT)
+
+
+def test_kubectl_with_a_wrong_token_is_unauthorized(
+    kubectl_path: str, secure_server: ApiServer, tmp_path: Path
+) -> None:
+    kubectl = _secure_kubectl(kubectl_path, secure_server, tmp_path, "not-the-token")
+    # Discovery fails first; client-go words a 401 there as a real cluster's
+    # expired token reads: "the server has asked for the client to provide
+    # credentials".
+    assert "error: You must be logged in to the server" in kubectl.run("get", "pods", ok=False)
+    raw = kubectl.run("get", "--raw", "/api/v1/namespaces", ok=False)
+    assert "You must be logged in to the server (Unauthorized)" in raw
+    created = kubectl.run("create", "configmap", "nope", ok=False)
+    assert "Unauthorized" in created
+    assert secure_server.list_objects(CONFIGMAPS) == []
+
+
+def test_kubectl_as_a_read_only_user_is_forbidden_to_write(
+    kubectl_path: str, secure_server: ApiServer, tmp_path: Path
+) -> None:
+    kubectl = _secure_kubectl(kubectl_path, secure_server, tmp_path, VIEWER_TOKEN)
+    assert "No resources found" in kubectl.run("get", "configmaps", ok=False)
+    output = kubectl.run("create", "configmap", "nope", "--from-literal=a=1", ok=False)
+    assert "Forbidden" in output or "forbidden" in output
+    assert (
+        'configmaps is forbidden: User "viewer" cannot create resource "configmaps" '
+        'in API group "" in the namespace "default"'
+    ) in output
+    output = kubectl.run("delete", "namespace", "default", ok=False)
+    assert "Error from server (Forbidden)" in output
+    assert secure_server.get(NAMESPACES, "default")
+
+
+def test_serve_tls_and_token_with_kubectl(kubectl_path: str, tmp_path: Path) -> None:
+    if shutil.which("openssl") is None:
+        pytest.skip("serve --tls makes its certificate with the openssl command")
+    kubeconfig = tmp_path / "kubeconfig"
+    command = [sys.executable, "-m", "informers.cli", "serve", "--tls", "--token", SECURE_TOKEN]
+    process = subprocess.Popen(
+        [*command, "--kubeconfig", str(kubeconfig)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    out = LineReader(process.stdout, "serve-tls-stdout")
+    err = LineReader(process.stderr, "serve-tls-stderr")
+    try:
+        assert "serving at https://127.0.0.1:" in out.next()
+        assert "bearer token" in out.next()
+        assert str(kubeconfig.resolve()) in out.next()
+        text = kubeconfig.read_text()
+        assert "certificate-authority-data" in text
+        assert SECURE_TOKEN in text
+        kubectl = Kubectl(kubectl_path, kubeconfig, tmp_path / "cache")
+        kubectl.run("create", "namespace", "over-tls")
+        assert "namespace/over-tls" in kubectl.run("get", "namespaces", "-o", "name").split()
+        wrong = kubeconfig.with_name("wrong")
+        wrong.write_text(text.replace(SECURE_TOKEN, "wrong-token"))
+        intruder = Kubectl(kubectl_path, wrong, tmp_path / "cache2")
+        raw = intruder.run("get", "--raw", "/api/v1/namespaces", ok=False)
+        assert "You must be logged in to the server (Unauthorized)" in raw
+        process.terminate()
+        assert process.wait(TIMEOUT) == 0
+        assert out.rest()[-1] == "kube-informers serve: stopped"
+    finally:
+        _stop(process, out, err)
