@@ -141,3 +141,45 @@ def test_every_exported_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
     for name in module.__all__:
         assert getattr(module, name) is not None, name
+
+
+# --- transport branch: the transport, discovery and the typed API errors ---
+
+INFORMERS_ALL |= {
+    "AlreadyExistsError",
+    "ApiClientTransport",
+    "BadRequestError",
+    "ConflictError",
+    "ForbiddenError",
+    "InvalidError",
+    "NotFoundError",
+    "Transport",
+    "UnauthorizedError",
+}
+
+TRANSPORT_ALL = {
+    "CONNECT_TIMEOUT",
+    "DEFAULT_READ_TIMEOUT",
+    "JSON_CONTENT_TYPE",
+    "ApiClientTransport",
+    "Query",
+    "RequestAborter",
+    "Response",
+    "StreamingResponse",
+    "Transport",
+    "as_transport",
+    "encode_body",
+    "with_query",
+}
+
+DISCOVERY_ALL = {"DISCOVERY_READ_TIMEOUT", "discover_resource"}
+
+
+@pytest.mark.parametrize(
+    ("module", "expected"),
+    [("informers.transport", TRANSPORT_ALL), ("informers.discovery", DISCOVERY_ALL)],
+)
+def test_transport_and_discovery_all_are_pinned(module: str, expected: set[str]) -> None:
+    names = importlib.import_module(module).__all__
+    assert set(names) == expected
+    assert len(names) == len(set(names)), "duplicate names in __all__"
