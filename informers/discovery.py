@@ -47,11 +47,11 @@ def _to_resource(group: str, version: str, entry: Mapping[str, Any]) -> Resource
     )
 
 
-def discover_resource(client: Any, name: str) -> Resource:
+def discover_resource(api_client: Any, name: str) -> Resource:
     """Resolve a resource name the way ``kubectl get`` does: ``"pods"``,
     ``"po"``, ``"Pod"``, ``"deployments.apps"``, ``"foos.example.com"``.
 
-    ``client`` is a :class:`kubernetes.client.ApiClient` or a
+    ``api_client`` is a :class:`kubernetes.client.ApiClient` or a
     :class:`~informers.transport.Transport`. Asks the server's discovery
     documents (``/api/v1``, ``/apis`` and the preferred version of each
     group); the core group wins for unqualified names. Raises
@@ -59,7 +59,7 @@ def discover_resource(client: Any, name: str) -> Resource:
     :class:`~informers.errors.ApiError`, 404) when nothing matches, or the
     error of a failing discovery request. Blocks on HTTP.
     """
-    transport = as_transport(client)
+    transport = as_transport(api_client)
     plain, _, group = name.partition(".")
     if not plain:
         raise NotFoundError(404, "NotFound", f"empty resource name {name!r}")

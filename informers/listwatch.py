@@ -36,7 +36,6 @@ For compatibility this module also re-exports what used to live here:
 from __future__ import annotations
 
 import copy
-import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -67,8 +66,6 @@ __all__ = [
     "error_from_status",
     "is_connection_refused",
 ]
-
-log = logging.getLogger(__name__)
 
 #: Seconds added to the server-side ``timeoutSeconds`` for the client read timeout.
 READ_TIMEOUT_MARGIN = 30.0
@@ -236,8 +233,8 @@ class _HTTPWatchStream:
 class HTTPListerWatcher:
     """Lists and watches one :class:`~informers.resources.Resource` over HTTP.
 
-    ``client`` is a :class:`kubernetes.client.ApiClient` (its configuration,
-    credentials, TLS and connection pool are used, through an
+    ``api_client`` is a :class:`kubernetes.client.ApiClient` (its
+    configuration, credentials, TLS and connection pool are used, through an
     :class:`~informers.transport.ApiClientTransport`; the caller keeps
     ownership and closes it), or any :class:`~informers.transport.Transport`.
     ``namespace=None`` watches all namespaces. The selectors
@@ -255,7 +252,7 @@ class HTTPListerWatcher:
 
     def __init__(
         self,
-        client: Any,
+        api_client: Any,
         resource: Resource,
         namespace: str | None = None,
         *,
@@ -264,7 +261,7 @@ class HTTPListerWatcher:
         tweak_list_options: Callable[[ListOptions], ListOptions] | None = None,
         read_timeout_margin: float = READ_TIMEOUT_MARGIN,
     ) -> None:
-        self._transport: Transport = as_transport(client)
+        self._transport: Transport = as_transport(api_client)
         self._margin = read_timeout_margin
         self.resource = resource
         self.namespace = namespace
