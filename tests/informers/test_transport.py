@@ -422,7 +422,7 @@ def test_abort_interrupts_a_connect_in_progress(unresponsive_port: int) -> None:
         api_client.close()
 
 
-def test_through_a_proxy_an_aborter_cannot_abort_before_the_response() -> None:
+def test_a_client_behind_a_proxy_sends_plain_requests_even_with_an_aborter() -> None:
     config = k8s.Configuration(host="http://127.0.0.1:1")
     config.proxy = "http://127.0.0.1:2"
     api_client = k8s.ApiClient(config)

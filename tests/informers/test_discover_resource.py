@@ -1,5 +1,8 @@
 """informers.discovery: resolving resource names from the server's discovery
-documents, against crafted documents (a scripted server) and the emulator."""
+documents, against crafted documents (a scripted server) and the emulator.
+
+(Named for the function: testing/apiserver/test_discovery.py tests the
+emulator's own discovery documents.)"""
 
 from __future__ import annotations
 
