@@ -9,19 +9,26 @@ from __future__ import annotations
 
 # --- errors (informers.errors) ---
 from informers.errors import (
+    AlreadyExistsError,
     ApiError,
+    BadRequestError,
     CacheSyncTimeoutError,
+    ConflictError,
     ExpiredError,
     FIFOClosedError,
+    ForbiddenError,
     IndexConflictError,
     IndexerError,
     IndexFunctionError,
     InformersError,
     InformerStateError,
+    InvalidError,
+    NotFoundError,
     ObjectKeyError,
     ResourceVersionTooLargeError,
     SelectorParseError,
     TooManyRequestsError,
+    UnauthorizedError,
     UnknownIndexError,
     UnknownResourceError,
     WatchDecodeError,
@@ -77,6 +84,9 @@ from informers.selectors import FieldSelector, LabelSelector
 
 # --- the indexed store (informers.store) ---
 from informers.store import IndexedStore, Indexer, Store
+
+# --- the raw HTTP path to the API server (informers.transport) ---
+from informers.transport import ApiClientTransport, Transport
 from informers.wait import wait_for_cache_sync
 
 __version__ = "0.1.0.dev0"
@@ -147,4 +157,14 @@ __all__ = [
     "wait_for_cache_sync",
     # aborting requests in flight
     "RequestAborter",
+    # the transport and the typed API errors (transport branch)
+    "AlreadyExistsError",
+    "ApiClientTransport",
+    "BadRequestError",
+    "ConflictError",
+    "ForbiddenError",
+    "InvalidError",
+    "NotFoundError",
+    "Transport",
+    "UnauthorizedError",
 ]

@@ -46,6 +46,8 @@ def _has_long_number(data: bytes) -> bool:
 
 
 def _stdlib_loads(data: bytes | str) -> Any:
+    """``json.loads(data)``; raises :class:`ValueError` for anything that is
+    not JSON (a document nested too deeply included)."""
     try:
         return json.loads(data)
     except RecursionError:

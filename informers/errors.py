@@ -1,4 +1,5 @@
-"""The one exception tree of kube-informers.
+"""The one exception tree of kube-informers, and the mapping from the API
+server's error responses onto it.
 
 Every error the library raises on purpose derives from :class:`InformersError`,
 so ``except InformersError`` catches all of them and nothing else. Where an
@@ -14,8 +15,15 @@ written against the built-ins keeps working::
     │   ├── IndexConflictError    (ValueError)   an index of that name exists already
     │   └── IndexFunctionError                   an index function raised (names index and key)
     ├── FIFOClosedError                          pop() on a closed, drained queue
-    ├── ApiError                                 the API server answered with a Status
+    ├── ApiError                                 the API server answered with an error (a Status)
+    │   ├── BadRequestError                      400 BadRequest
+    │   ├── UnauthorizedError                    401 Unauthorized (no or bad credentials)
+    │   ├── ForbiddenError                       403 Forbidden (not allowed by RBAC)
+    │   ├── NotFoundError                        404 NotFound
+    │   ├── ConflictError                        409 Conflict (stale resourceVersion on update)
+    │   │   └── AlreadyExistsError               409 AlreadyExists (create of an existing name)
     │   ├── ExpiredError                         410 Gone / Expired (too old RV, continue)
+    │   ├── InvalidError                         422 Invalid (the object fails validation)
     │   ├── TooManyRequestsError                 429, with ``retry_after``
     │   └── ResourceVersionTooLargeError         504 for a RV in the future
     ├── WatchDecodeError                         a watch line that is not a valid event
@@ -27,6 +35,20 @@ written against the built-ins keeps working::
 Errors raised inside user callbacks (handlers, index functions, transforms) are
 never swallowed silently: they are either re-raised wrapped in one of the
 errors above (with ``__cause__`` set) or logged with the kind and key.
+
+Transport failures are not in the tree: a refused or reset connection, a
+timeout, propagate as the ``urllib3`` / :class:`OSError` exceptions they are
+(:func:`is_connection_refused` classifies them), and an aborted request raises
+:class:`ConnectionAbortedError` (see :class:`informers.transport.RequestAborter`).
+
+From responses to errors: :func:`error_from_response` turns a non-2xx HTTP
+response (status, headers, body) into the :class:`ApiError` subclass above,
+reading the ``Status`` object of the body when there is one and the
+``Retry-After`` header (:func:`parse_retry_after`); :func:`error_from_status`
+does the same for a ``Status`` object alone (the object of a watch ``ERROR``
+event). Every response the transport
+(:class:`informers.transport.ApiClientTransport`) receives outside 2xx is
+raised through them.
 """
 
 from __future__ import annotations
@@ -34,25 +56,38 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from informers import _json
+
 __all__ = [
+    "AlreadyExistsError",
     "ApiError",
+    "BadRequestError",
     "CacheSyncTimeoutError",
+    "ConflictError",
     "ExpiredError",
     "FIFOClosedError",
+    "ForbiddenError",
     "IndexConflictError",
     "IndexFunctionError",
     "IndexerError",
     "InformerStateError",
     "InformersError",
+    "InvalidError",
+    "NotFoundError",
     "ObjectKeyError",
     "ResourceVersionTooLargeError",
     "SelectorParseError",
     "TooManyRequestsError",
+    "UnauthorizedError",
     "UnknownIndexError",
     "UnknownResourceError",
     "WatchDecodeError",
     "WatchStalledError",
     "permanent_failure_hint",
+    "error_from_response",
+    "error_from_status",
+    "is_connection_refused",
+    "parse_retry_after",
 ]
 
 
@@ -114,6 +149,9 @@ class ApiError(InformersError):
     ``status`` is the HTTP code, ``reason`` the Status reason (``"NotFound"``,
     ``"Expired"``, ...), ``body`` the parsed Status object when there was one.
     ``retry_after`` is the ``Retry-After`` delay in seconds, when given.
+    Raised as the most specific subclass that fits (see the tree above and
+    :func:`error_from_status`); a plain :class:`ApiError` is any other error
+    (500 InternalError, 503 ServiceUnavailable, ...).
     """
 
     def __init__(
@@ -131,6 +169,39 @@ class ApiError(InformersError):
         self.message = message
         self.body: Mapping[str, Any] = body or {}
         self.retry_after = retry_after
+
+
+class BadRequestError(ApiError):
+    """400 BadRequest: the request itself is malformed (a selector or query
+    parameter the server refuses, a body that does not decode)."""
+
+
+class UnauthorizedError(ApiError):
+    """401 Unauthorized: no credentials, or credentials the server rejects."""
+
+
+class ForbiddenError(ApiError):
+    """403 Forbidden: the credentials are not allowed this request (RBAC)."""
+
+
+class NotFoundError(ApiError):
+    """404 NotFound: the object, its namespace, or the resource does not exist."""
+
+
+class ConflictError(ApiError):
+    """409 Conflict: the request conflicts with the object's current state,
+    typically an update whose ``metadata.resourceVersion`` is stale (re-read
+    and retry). ``except ConflictError`` also catches its subclass
+    :class:`AlreadyExistsError`, the other 409."""
+
+
+class AlreadyExistsError(ConflictError):
+    """409 AlreadyExists: a create of a name that exists already."""
+
+
+class InvalidError(ApiError):
+    """422 Invalid: the object fails validation; ``body["details"]["causes"]``
+    names the fields."""
 
 
 class ExpiredError(ApiError):
@@ -211,3 +282,150 @@ def permanent_failure_hint(error: BaseException, resource: str = "the resource")
         return None
     hint = _HINTS.get(status)
     return hint.format(resource=resource) if hint is not None else None
+
+
+# --------------------------------------------------------------------------- responses to errors
+
+#: The subclass of each Status reason (``metav1.StatusReason``) that has one.
+_BY_REASON: dict[str, type[ApiError]] = {
+    "BadRequest": BadRequestError,
+    "Unauthorized": UnauthorizedError,
+    "Forbidden": ForbiddenError,
+    "NotFound": NotFoundError,
+    "Conflict": ConflictError,
+    "AlreadyExists": AlreadyExistsError,
+    "Invalid": InvalidError,
+}
+#: The subclass of each HTTP code, used when the reason is not a known one.
+_BY_CODE: dict[int, type[ApiError]] = {
+    400: BadRequestError,
+    401: UnauthorizedError,
+    403: ForbiddenError,
+    404: NotFoundError,
+    409: ConflictError,
+    422: InvalidError,
+}
+#: Every reason ``metav1.StatusReason`` defines: a known reason decides the
+#: class by itself, an unknown one (or none) leaves it to the HTTP code, as
+#: client-go's ``errors.IsNotFound`` and friends do.
+_KNOWN_REASONS = frozenset(
+    {
+        *_BY_REASON,
+        "Gone",
+        "Expired",
+        "TooManyRequests",
+        "ServerTimeout",
+        "StoreReadError",
+        "Timeout",
+        "MethodNotAllowed",
+        "NotAcceptable",
+        "RequestEntityTooLarge",
+        "UnsupportedMediaType",
+        "InternalError",
+        "ServiceUnavailable",
+    }
+)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """The delay of a ``Retry-After`` header in seconds (never negative), or
+    ``None`` when it is absent or an HTTP date (rare from kube-apiserver: the
+    caller falls back to its own backoff)."""
+    if not value:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return max(0.0, seconds)
+
+
+def error_from_status(
+    status: Mapping[str, Any] | None,
+    http_status: int = 0,
+    *,
+    retry_after: float | None = None,
+    text: str = "",
+) -> ApiError:
+    """The :class:`ApiError` subclass for a ``Status`` object (or, when the
+    body was not a Status, for the HTTP code ``http_status`` and ``text``).
+
+    The Status ``code`` wins over ``http_status``. In order: 410 or reason
+    ``Expired``/``Gone`` is :class:`ExpiredError`; 429 or ``TooManyRequests``
+    :class:`TooManyRequestsError`; a ``ResourceVersionTooLarge`` cause (or
+    message) :class:`ResourceVersionTooLargeError`; then a known reason picks
+    its class (``AlreadyExists``, ``Conflict``, ``NotFound``, ...), and only
+    an unknown reason falls back to the code (404, 409, ...). ``retry_after``
+    defaults to the Status ``details.retryAfterSeconds``. Never raises.
+    """
+    body: Mapping[str, Any] = status or {}
+    code = body.get("code") if isinstance(body.get("code"), int) else None
+    code = code or http_status
+    reason = str(body.get("reason") or "")
+    message = str(body.get("message") or text.strip())
+    details = body.get("details")
+    causes = details.get("causes") if isinstance(details, Mapping) else None
+    cause_types = (
+        {str(c.get("reason", "")) for c in causes if isinstance(c, Mapping)}
+        if isinstance(causes, list)
+        else set()
+    )
+    if isinstance(details, Mapping) and retry_after is None:
+        secs = details.get("retryAfterSeconds")
+        if isinstance(secs, int | float) and secs > 0:
+            retry_after = float(secs)
+    cls: type[ApiError] = ApiError
+    if code == 410 or reason in ("Expired", "Gone"):
+        cls = ExpiredError
+    elif code == 429 or reason == "TooManyRequests":
+        cls = TooManyRequestsError
+    elif "ResourceVersionTooLarge" in cause_types or "too large resource version" in (
+        message.lower()
+    ):
+        cls = ResourceVersionTooLargeError
+    elif reason in _KNOWN_REASONS:
+        cls = _BY_REASON.get(reason, ApiError)
+    else:
+        cls = _BY_CODE.get(code, ApiError)
+    return cls(code, reason, message, body=body, retry_after=retry_after)
+
+
+def error_from_response(status: int, headers: Mapping[str, str], data: bytes) -> ApiError:
+    """The :class:`ApiError` subclass for an HTTP response outside 2xx:
+    ``status`` its code, ``headers`` its headers (``Retry-After`` is read),
+    ``data`` its whole body. A JSON ``Status`` body is read as
+    :func:`error_from_status` reads it; any other body (the plain-text 429 of
+    the server's flow control, a proxy's HTML page) gives the code and the
+    first 500 characters of the text. Never raises."""
+    retry_after = parse_retry_after(headers.get("Retry-After"))
+    text = data.decode("utf-8", "replace")
+    parsed: Any = None
+    try:
+        parsed = _json.loads(data) if data else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and parsed.get("kind") == "Status":
+        return error_from_status(parsed, status, retry_after=retry_after)
+    return error_from_status(None, status, retry_after=retry_after, text=text[:500])
+
+
+def is_connection_refused(exc: BaseException) -> bool:
+    """Whether a transport exception means the server refused the connection.
+
+    Looks through urllib3's wrappers (their ``reason``) and the exception
+    chain (``__cause__``, ``__context__``) for a :class:`ConnectionRefusedError`
+    or its message. Never raises.
+    """
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [exc]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, ConnectionRefusedError):
+            return True
+        if "Connection refused" in str(e) or "Errno 111" in str(e):
+            return True
+        stack.extend([e.__cause__, e.__context__, getattr(e, "reason", None)])
+    return False

@@ -18,6 +18,7 @@ from typing import Any
 
 from informers import resources as _res
 from informers.clock import REAL_CLOCK, Clock
+from informers.discovery import discover_resource
 from informers.errors import (
     ApiError,
     InformerStateError,
@@ -27,7 +28,7 @@ from informers.errors import (
 from informers.fifo import TransformFunc
 from informers.informer import SharedIndexInformer
 from informers.listers import Lister
-from informers.listwatch import HTTPListerWatcher, ListOptions, discover_resource
+from informers.listwatch import HTTPListerWatcher, ListOptions
 from informers.objects import NAMESPACE_INDEX, namespace_index
 from informers.reflector import ReflectorConfig
 from informers.resources import Resource

@@ -76,6 +76,16 @@ INFORMERS_ALL = {
     "wait_for_cache_sync",
     # aborting requests in flight
     "RequestAborter",
+    # the transport and the typed API errors
+    "AlreadyExistsError",
+    "ApiClientTransport",
+    "BadRequestError",
+    "ConflictError",
+    "ForbiddenError",
+    "InvalidError",
+    "NotFoundError",
+    "Transport",
+    "UnauthorizedError",
 }
 
 TRACKER_ALL = {
@@ -334,3 +344,31 @@ def test_informers_runtime_all_is_pinned() -> None:
     assert len(informers.runtime.__all__) == len(RUNTIME_ALL), "duplicate names in __all__"
     for name in informers.runtime.__all__:
         assert getattr(informers.runtime, name) is not None, name
+
+
+TRANSPORT_ALL = {
+    "CONNECT_TIMEOUT",
+    "DEFAULT_READ_TIMEOUT",
+    "JSON_CONTENT_TYPE",
+    "ApiClientTransport",
+    "Query",
+    "RequestAborter",
+    "Response",
+    "StreamingResponse",
+    "Transport",
+    "as_transport",
+    "encode_body",
+    "with_query",
+}
+
+DISCOVERY_ALL = {"DISCOVERY_READ_TIMEOUT", "discover_resource"}
+
+
+@pytest.mark.parametrize(
+    ("module", "expected"),
+    [("informers.transport", TRANSPORT_ALL), ("informers.discovery", DISCOVERY_ALL)],
+)
+def test_transport_and_discovery_all_are_pinned(module: str, expected: set[str]) -> None:
+    names = importlib.import_module(module).__all__
+    assert set(names) == expected
+    assert len(names) == len(set(names)), "duplicate names in __all__"

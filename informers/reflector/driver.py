@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeAlias
 from informers.backoff import ExponentialBackoff
 from informers.clock import REAL_CLOCK, Clock, TimerHandle
 from informers.errors import WatchDecodeError, WatchStalledError, permanent_failure_hint
-from informers.listwatch import ListerWatcher, ListOptions, RequestAborter, WatchStream
+from informers.listwatch import ListerWatcher, ListOptions, WatchStream
 from informers.reflector.config import ReflectorConfig
 from informers.reflector.machine import (
     Action,
@@ -58,6 +58,7 @@ from informers.reflector.machine import (
     step,
 )
 from informers.reflector.watchdog import ProgressWatchdog
+from informers.transport import RequestAborter
 
 __all__ = ["BackoffManager", "Reflector", "ReflectorStore", "WatchErrorHandler"]
 

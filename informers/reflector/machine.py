@@ -22,8 +22,10 @@ from informers.errors import (
     ResourceVersionTooLargeError,
     TooManyRequestsError,
     WatchDecodeError,
+    error_from_status,
+    is_connection_refused,
 )
-from informers.listwatch import ListOptions, error_from_status, is_connection_refused
+from informers.listwatch import ListOptions
 from informers.reflector.config import ReflectorConfig
 
 __all__ = [

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
-import kubernetes.client
 import pytest
+from scripted_http import Script, j, serve, status
 
+import informers
+import informers.discovery
+import informers.errors
+import informers.transport
 from informers.errors import (
     ApiError,
     ExpiredError,
@@ -19,88 +20,15 @@ from informers.errors import (
     TooManyRequestsError,
     WatchDecodeError,
 )
-from informers.listwatch import (
-    HTTPListerWatcher,
-    ListOptions,
-    RequestAborter,
-    discover_resource,
-    error_from_status,
-    is_connection_refused,
-)
-from informers.resources import DEPLOYMENTS, PODS, Resource
-
-
-class Script:
-    """What the server answers, keyed by path; records requests."""
-
-    def __init__(self) -> None:
-        self.responses: dict[str, tuple[int, dict[str, str], list[bytes]]] = {}
-        self.requests: list[tuple[str, dict[str, list[str]], dict[str, str]]] = []
-        self.hold = threading.Event()  # watch bodies wait on this after their chunks
-        self.sized_watch = False  # watch bodies with a Content-Length, not chunked
-
-
-def make_handler(script: Script) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            url = urlsplit(self.path)
-            query = parse_qs(url.query)
-            script.requests.append((url.path, query, dict(self.headers)))
-            key = url.path + ("?watch" if query.get("watch") else "")
-            status, headers, chunks = script.responses.get(key, (404, {}, [b"{}"]))
-            self.send_response(status)
-            self.send_header("Connection", "close")
-            for k, v in headers.items():
-                self.send_header(k, v)
-            if "watch" in key and status == 200 and not script.sized_watch:
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                for chunk in chunks:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                    self.wfile.flush()
-                script.hold.wait(10)
-                self.wfile.write(b"0\r\n\r\n")
-                return
-            body = b"".join(chunks)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    return Handler
+from informers.listwatch import HTTPListerWatcher, ListOptions, RequestAborter
+from informers.resources import DEPLOYMENTS, PODS
+from informers.transport import ApiClientTransport
 
 
 @pytest.fixture
 def server() -> Iterator[tuple[Script, Any]]:
-    script = Script()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(script))
-    httpd.daemon_threads = False  # server_close() joins them
-    thread = threading.Thread(
-        target=httpd.serve_forever, args=(0.05,), name="test-http", daemon=True
-    )
-    thread.start()
-    config = kubernetes.client.Configuration()
-    config.host = f"http://127.0.0.1:{httpd.server_address[1]}"
-    # The entry the client reads: "authorization" before kubernetes 36,
-    # "BearerToken" in 36.0.1, either from 36.0.2 on.
-    config.api_key = {"authorization": "Bearer sekret", "BearerToken": "Bearer sekret"}
-    client = kubernetes.client.ApiClient(config)
-    try:
-        yield script, client
-    finally:
-        script.hold.set()
-        client.close()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
-
-
-def j(obj: Any) -> bytes:
-    return json.dumps(obj).encode()
+    with serve() as running:
+        yield running
 
 
 def test_list_sends_options_and_parses_raw_json(server: tuple[Script, Any]) -> None:
@@ -208,19 +136,6 @@ def test_list_with_items_not_a_list_is_a_decode_error(server: tuple[Script, Any]
         HTTPListerWatcher(client, PODS).list(ListOptions())
 
 
-def status(code: int, reason: str, message: str = "", **extra: Any) -> bytes:
-    return j(
-        {
-            "kind": "Status",
-            "status": "Failure",
-            "code": code,
-            "reason": reason,
-            "message": message,
-            **extra,
-        }
-    )
-
-
 @pytest.mark.parametrize(
     ("code", "headers", "body", "cls", "retry_after"),
     [
@@ -266,100 +181,6 @@ def test_error_responses_map_to_typed_errors(  # noqa: PLR0917
         assert type(info.value) is cls
         assert info.value.status == code
         assert info.value.retry_after == retry_after
-
-
-def test_error_from_status_event_object() -> None:
-    err = error_from_status(
-        {"code": 410, "reason": "Expired", "message": "too old resource version: 1 (5)"}
-    )
-    assert isinstance(err, ExpiredError)
-    assert "too old" in err.message
-
-
-def test_connection_refused_is_classified() -> None:
-    config = kubernetes.client.Configuration()
-    config.host = "http://127.0.0.1:9"
-    config.retries = False
-    client = kubernetes.client.ApiClient(config)
-    with pytest.raises(Exception) as info:  # noqa: PT011 - urllib3's own types
-        HTTPListerWatcher(client, PODS).list(ListOptions())
-    client.close()
-    assert is_connection_refused(info.value)
-    assert not is_connection_refused(ValueError("x"))
-
-
-def test_discovery_resolves_core_group_and_crds(server: tuple[Script, Any]) -> None:
-    script, client = server
-    script.responses["/apis"] = (
-        200,
-        {},
-        [
-            j(
-                {
-                    "groups": [
-                        {
-                            "name": "apps",
-                            "preferredVersion": {"version": "v1"},
-                            "versions": [{"version": "v1"}],
-                        },
-                        {"name": "example.com", "versions": [{"version": "v1beta1"}]},
-                    ]
-                }
-            )
-        ],
-    )
-    script.responses["/api/v1"] = (
-        200,
-        {},
-        [
-            j(
-                {
-                    "resources": [
-                        {
-                            "name": "pods",
-                            "singularName": "pod",
-                            "namespaced": True,
-                            "kind": "Pod",
-                            "shortNames": ["po"],
-                        },
-                        {"name": "pods/status", "namespaced": True, "kind": "Pod"},
-                    ]
-                }
-            )
-        ],
-    )
-    script.responses["/apis/apps/v1"] = (
-        200,
-        {},
-        [j({"resources": [{"name": "deployments", "namespaced": True, "kind": "Deployment"}]})],
-    )
-    script.responses["/apis/example.com/v1beta1"] = (
-        200,
-        {},
-        [
-            j(
-                {
-                    "resources": [
-                        {"name": "foos", "singularName": "foo", "namespaced": False, "kind": "Foo"}
-                    ]
-                }
-            )
-        ],
-    )
-    assert discover_resource(client, "po") == Resource(
-        "", "v1", "pods", "Pod", singular="pod", short_names=("po",), verbs=()
-    )
-    assert discover_resource(client, "deployments.apps").kind == "Deployment"
-    foo = discover_resource(client, "foo")
-    assert (foo.group, foo.version, foo.plural, foo.namespaced) == (
-        "example.com",
-        "v1beta1",
-        "foos",
-        False,
-    )
-    with pytest.raises(ApiError) as info:
-        discover_resource(client, "bars.example.com")
-    assert info.value.status == 404
 
 
 @pytest.mark.parametrize("abortable", [False, True])
@@ -419,3 +240,31 @@ def test_a_watch_body_read_to_its_end_is_untracked_before_it_returns_to_the_pool
     list(it)  # what was read already may still come; nothing raises
     assert pool.pool.qsize() == free
     assert aborter._conns == set()
+
+
+def test_moved_names_are_still_importable_from_listwatch() -> None:
+    # What other modules imported from informers.listwatch before the
+    # transport, discovery and error mapping moved out of it.
+    from informers import listwatch
+
+    assert listwatch.RequestAborter is informers.transport.RequestAborter
+    assert listwatch.discover_resource is informers.discovery.discover_resource
+    assert listwatch.error_from_status is informers.errors.error_from_status
+    assert listwatch.is_connection_refused is informers.errors.is_connection_refused
+    assert informers.RequestAborter is informers.transport.RequestAborter
+    assert informers.discover_resource is informers.discovery.discover_resource
+    for name in listwatch.__all__:
+        assert getattr(listwatch, name) is not None, name
+
+
+def test_a_lister_watcher_over_a_given_transport(server: tuple[Script, Any]) -> None:
+    script, client = server
+    body = {"kind": "PodList", "metadata": {"resourceVersion": "3"}, "items": []}
+    script.responses["/api/v1/pods"] = (200, {}, [j(body)])
+    transport = ApiClientTransport(client)
+    lw = HTTPListerWatcher(transport, PODS)
+    assert lw.transport is transport
+    assert lw.list(ListOptions()) == body
+    plain = HTTPListerWatcher(client, PODS)
+    assert isinstance(plain.transport, ApiClientTransport)
+    assert plain.transport.api_client is client

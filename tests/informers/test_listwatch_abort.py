@@ -1,11 +1,13 @@
-"""Aborting list and watch requests in flight (RequestAborter), and stopping a
-reflector / informer whose request is blocked on a server that does not answer."""
+"""Aborting the list and watch requests of an abortable lister-watcher in
+flight (RequestAborter), and stopping a reflector / informer whose request is
+blocked on a server that does not answer. (The aborter's own bookkeeping and
+the abort of a connect in progress are tested with the transport, in
+test_transport.py.)"""
 
 from __future__ import annotations
 
 import http.server
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -13,15 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from kubernetes import client as k8s
 
 from informers.informer import SharedIndexInformer
-from informers.listwatch import HTTPListerWatcher, ListOptions, RequestAborter
+from informers.listwatch import HTTPListerWatcher, ListOptions
 from informers.reflector import BackoffManager, Listing, ReflectorConfig, Watching
 from informers.resources import PODS
 from informers.testing import ApiServer
+from informers.transport import RequestAborter
 
 #: How long a stop may take (generous for a loaded CI machine; the requests
 #: it aborts would otherwise block for 30 s or more).
@@ -227,106 +228,4 @@ def test_informer_stop_during_a_slow_emulator_list(api_server: ApiServer) -> Non
         assert not isinstance(reflector.state, Watching)
     finally:
         api_server.list_latency = 0
-        api_client.close()
-
-
-class _FakeSock:
-    def __init__(self) -> None:
-        self.shutdowns = 0
-
-    def shutdown(self, how: int) -> None:
-        self.shutdowns += 1
-
-
-class _FakeConn:
-    def __init__(self, connected: bool) -> None:
-        self.sock: _FakeSock | None = _FakeSock() if connected else None
-
-
-@given(
-    st.lists(st.tuples(st.sampled_from(["track", "untrack", "abort"]), st.booleans()), max_size=20)
-)
-def test_aborter_shuts_down_exactly_the_connections_in_flight(ops: list[tuple[str, bool]]) -> None:
-    aborter = RequestAborter()
-    in_flight: list[_FakeConn] = []
-    shut: list[_FakeConn] = []
-    for op, connected in ops:
-        if op == "track":
-            conn = _FakeConn(connected)
-            if aborter.aborted:
-                with pytest.raises(ConnectionAbortedError):
-                    aborter._track(conn)
-            else:
-                aborter._track(conn)
-                in_flight.append(conn)
-        elif op == "untrack" and in_flight:
-            aborter._untrack(in_flight.pop(0))
-        elif op == "abort":
-            aborter.abort()
-            shut.extend(c for c in in_flight if c.sock is not None)
-    for conn in in_flight:
-        if conn.sock is None:  # it connects after the abort: refused then
-            conn.sock = _FakeSock()
-            if aborter.aborted:
-                with pytest.raises(ConnectionAbortedError):
-                    aborter._check_connected(conn)
-                assert conn.sock.shutdowns == 1
-            else:
-                aborter._check_connected(conn)
-                assert conn.sock.shutdowns == 0
-    for conn in shut:
-        assert conn.sock is not None
-        assert conn.sock.shutdowns >= 1
-
-
-class _SignallingAborter(RequestAborter):
-    """Sets ``connecting`` once a socket is tracked (its connect is next)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.connecting = threading.Event()
-
-    def _track(self, conn: Any) -> None:
-        super()._track(conn)
-        if isinstance(conn, socket.socket):
-            self.connecting.set()
-
-
-@pytest.fixture
-def unresponsive_port() -> Iterator[int]:
-    """A port whose accept queue is full: a new connect hangs (SYNs dropped)."""
-    listener = socket.socket()
-    fillers: list[socket.socket] = []
-    try:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(0)
-        port = listener.getsockname()[1]
-        for _ in range(8):
-            filler = socket.socket()
-            filler.setblocking(False)
-            filler.connect_ex(("127.0.0.1", port))
-            fillers.append(filler)
-        yield port
-    finally:
-        for filler in fillers:
-            filler.close()
-        listener.close()
-
-
-def test_abort_interrupts_a_connect_in_progress(unresponsive_port: int) -> None:
-    config = k8s.Configuration(host=f"http://127.0.0.1:{unresponsive_port}")
-    api_client = k8s.ApiClient(config)
-    try:
-        aborter = _SignallingAborter()
-        lw = HTTPListerWatcher(api_client, PODS).abortable(aborter)
-        thread, raised = _call_in_thread(lambda: lw.list(ListOptions()))
-        assert aborter.connecting.wait(10)
-        started = time.monotonic()
-        aborter.abort()
-        thread.join(STOP_BOUND)
-        assert not thread.is_alive()
-        assert time.monotonic() - started < STOP_BOUND
-        assert len(raised) == 1, raised
-        assert isinstance(raised[0], ConnectionAbortedError), raised
-    finally:
         api_client.close()

@@ -20,8 +20,8 @@ import logging
 from typing import Any
 
 from informers import _json
-from informers.errors import ApiError
-from informers.listwatch import HTTPListerWatcher, ListOptions, error_from_status
+from informers.errors import ApiError, error_from_status
+from informers.listwatch import HTTPListerWatcher, ListOptions
 from informers.resources import Resource
 from tracker.syncapi import ObjectKey
 

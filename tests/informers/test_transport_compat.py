@@ -1,8 +1,9 @@
-"""HTTPListerWatcher with ``kubernetes`` clients older than 37 (no
-``ApiClient.param_serialize``): the requests are built from the client's own
-parts instead. The installed client may be 37, so the old clients are stood in
-for by one whose ``param_serialize`` is hidden; the requests are checked where
-they arrive, in the emulator."""
+"""The transport (and the lister-watcher, discovery and factory over it) with
+``kubernetes`` clients older than 37 (no ``ApiClient.param_serialize``): the
+requests are built from the client's own parts instead
+(``informers._urllib3.prepare_request``). The installed client may be 37, so
+the old clients are stood in for by one whose ``param_serialize`` is hidden;
+the requests are checked where they arrive, in the emulator."""
 
 from __future__ import annotations
 
@@ -14,19 +15,16 @@ import kubernetes.client
 import kubernetes.config
 import pytest
 
+from informers._urllib3 import can_abort, prepare_request
+from informers.discovery import discover_resource
+from informers.errors import ConflictError
 from informers.factory import SharedInformerFactory
-from informers.listwatch import (
-    HTTPListerWatcher,
-    ListOptions,
-    RequestAborter,
-    _can_abort,
-    _prepare_get,
-    discover_resource,
-)
-from informers.resources import CONFIGMAPS, PODS
+from informers.listwatch import HTTPListerWatcher, ListOptions
+from informers.resources import CONFIGMAPS, LEASES, PODS
 from informers.testing import ApiServer
 from informers.testing.apiserver import _server
 from informers.testing.apiserver._kubeconfig import DUMMY_TOKEN, write_kubeconfig
+from informers.transport import ApiClientTransport, RequestAborter
 
 
 class OldApiClient(kubernetes.client.ApiClient):  # type: ignore[misc]
@@ -64,16 +62,32 @@ Seen = list[dict[str, str]]
 @pytest.fixture
 def seen(monkeypatch: pytest.MonkeyPatch) -> Seen:
     """The path and headers of every GET the emulator receives."""
-    requests: Seen = []
-    plain = _server.Handler.do_GET
+    return _record(monkeypatch, "GET")
 
-    def do_get(handler: Any) -> None:
+
+@pytest.fixture
+def seen_writes(monkeypatch: pytest.MonkeyPatch) -> Seen:
+    """The method, path and headers of every POST and PUT the emulator receives."""
+    requests = _record(monkeypatch, "POST")
+    return _record(monkeypatch, "PUT", requests)
+
+
+def _record(monkeypatch: pytest.MonkeyPatch, method: str, into: Seen | None = None) -> Seen:
+    requests: Seen = [] if into is None else into
+    attribute = f"do_{method}"
+    plain = getattr(_server.Handler, attribute)
+
+    def record(handler: Any) -> None:
         requests.append(
-            {"path": handler.path, **{k.lower(): v for k, v in handler.headers.items()}}
+            {
+                "method": method,
+                "path": handler.path,
+                **{k.lower(): v for k, v in handler.headers.items()},
+            }
         )
         plain(handler)
 
-    monkeypatch.setattr(_server.Handler, "do_GET", do_get)
+    monkeypatch.setattr(_server.Handler, attribute, record)
     return requests
 
 
@@ -129,7 +143,7 @@ def test_list_and_watch_carry_the_token(api_server: ApiServer, client: Any, seen
 def test_abortable_list_and_watch_carry_the_token(
     api_server: ApiServer, client: Any, seen: Seen
 ) -> None:
-    assert _can_abort(client)  # so the requests below take _send_abortable
+    assert can_abort(client)  # so the requests below take send_abortable
     aborter = RequestAborter()
     _list_and_watch(api_server, HTTPListerWatcher(client, PODS).abortable(aborter))
     _check_requests(seen, client, 2)
@@ -192,9 +206,10 @@ def test_fallback_builds_what_param_serialize_builds(api_server: ApiServer, tmp_
         for c in (current, old, older):
             c.set_default_header("X-Request-Tag", "compat")
             c.cookie = "session=abc"
-        assert _prepare_get(old, path) == _prepare_get(current, path)
-        assert _prepare_get(older, path) == _prepare_get(current, path)
-        url, headers = _prepare_get(old, path)
+        for method in ("GET", "PUT"):
+            assert prepare_request(old, method, path) == prepare_request(current, method, path)
+            assert prepare_request(older, method, path) == prepare_request(current, method, path)
+        url, headers = prepare_request(old, "GET", path)
     assert url == api_server.url + path
     assert headers["authorization"] == f"Bearer {DUMMY_TOKEN}"
 
@@ -215,3 +230,33 @@ def test_discovery_and_informer_through_the_fallback(
             factory.shutdown()
     assert seen
     assert all(r["authorization"] == f"Bearer {DUMMY_TOKEN}" for r in seen)
+
+
+@pytest.mark.parametrize("abortable", [False, True])
+def test_writes_through_the_transport_carry_the_token(
+    api_server: ApiServer, client: Any, seen_writes: Seen, abortable: bool
+) -> None:
+    transport = ApiClientTransport(client)
+    aborter = RequestAborter() if abortable else None
+    path = LEASES.collection_path("default")
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "lock"},
+        "spec": {"holderIdentity": "a"},
+    }
+    created = transport.request("POST", path, body=lease, aborter=aborter).json()
+    created["spec"]["holderIdentity"] = "b"
+    updated = transport.request("PUT", f"{path}/lock", body=created, aborter=aborter).json()
+    assert updated["spec"]["holderIdentity"] == "b"
+    with pytest.raises(ConflictError):  # the resourceVersion of `created` is stale now
+        transport.request("PUT", f"{path}/lock", body=created, aborter=aborter)
+    assert [(r["method"], r["path"]) for r in seen_writes] == [
+        ("POST", path),
+        ("PUT", f"{path}/lock"),
+        ("PUT", f"{path}/lock"),
+    ]
+    for request in seen_writes:
+        assert request["authorization"] == f"Bearer {DUMMY_TOKEN}"
+        assert request["content-type"] == "application/json"
+        assert request["user-agent"] == client.user_agent
