@@ -73,6 +73,7 @@ __all__ = [
     "Transport",
     "as_transport",
     "encode_body",
+    "warn_if_unverified",
     "with_query",
 ]
 
@@ -299,6 +300,36 @@ def _shutdown(conn: Any) -> None:
 # --------------------------------------------------------------------------- the kubernetes client
 
 
+# Guards _unverified_hosts: the HTTPS hosts already warned about.
+_warn_lock = threading.Lock()
+_unverified_hosts: set[str] = set()
+
+
+def warn_if_unverified(configuration: Any) -> bool:
+    """Log one WARNING per host, per process, when ``configuration`` (a
+    ``kubernetes.client.Configuration``) talks HTTPS without verifying the
+    server's certificate; returns whether it does.
+
+    Verification is on by default (the kubernetes client's ``verify_ssl``);
+    turning it off takes an explicit ``verify_ssl = False`` or a kubeconfig's
+    ``insecure-skip-tls-verify: true``. The warning names the host only.
+    """
+    host = str(getattr(configuration, "host", "") or "")
+    if not host.startswith("https://") or getattr(configuration, "verify_ssl", True):
+        return False
+    with _warn_lock:
+        first = host not in _unverified_hosts
+        _unverified_hosts.add(host)
+    if first:
+        log.warning(
+            "TLS certificate verification is turned off for %s (verify_ssl is False, or "
+            "insecure-skip-tls-verify in the kubeconfig): anyone on the path can read and "
+            "change the traffic, credentials included",
+            host,
+        )
+    return True
+
+
 class ApiClientTransport:
     """A :class:`Transport` over a :class:`kubernetes.client.ApiClient`: its
     host, default headers (user agent), cookie, bearer credentials (with the
@@ -325,6 +356,7 @@ class ApiClientTransport:
     def __init__(self, api_client: Any, *, connect_timeout: float = CONNECT_TIMEOUT) -> None:
         self._client = api_client
         self._connect_timeout = connect_timeout
+        warn_if_unverified(getattr(api_client, "configuration", None))
 
     @property
     def api_client(self) -> Any:

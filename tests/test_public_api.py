@@ -358,6 +358,7 @@ TRANSPORT_ALL = {
     "Transport",
     "as_transport",
     "encode_body",
+    "warn_if_unverified",
     "with_query",
 }
 
