@@ -62,6 +62,7 @@ from informers.objects import (
     get_resource_version,
     get_uid,
     meta_namespace_key,
+    meta_namespace_keys,
     namespace_index,
     split_meta_namespace_key,
 )
@@ -123,6 +124,7 @@ __all__ = [
     "get_resource_version",
     "get_uid",
     "meta_namespace_key",
+    "meta_namespace_keys",
     "namespace_index",
     "split_meta_namespace_key",
     # informer

@@ -141,3 +141,15 @@ def test_every_exported_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
     for name in module.__all__:
         assert getattr(module, name) is not None, name
+
+
+# --- names added by the structure refactor (core branch) ----------------------
+
+CORE_ADDED = {
+    "meta_namespace_keys",  # informers.objects: the batch key fast path
+}
+INFORMERS_ALL.update(CORE_ADDED)
+
+
+def test_core_additions_are_exported() -> None:
+    assert set(informers.__all__) >= CORE_ADDED
