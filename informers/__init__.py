@@ -30,7 +30,7 @@ from informers.errors import (
 from informers.factory import SharedInformerFactory
 
 # --- in-order delta queue (informers.fifo) ---
-from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO
+from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO, Relist
 from informers.informer import (
     FilteringResourceEventHandler,
     ResourceEventHandler,
@@ -75,7 +75,7 @@ from informers.resources import Resource
 from informers.selectors import FieldSelector, LabelSelector
 
 # --- the indexed store (informers.store) ---
-from informers.store import IndexedStore, Indexer, Store
+from informers.store import IndexedStore, Indexer, Store, ThreadSafeStore
 from informers.wait import wait_for_cache_sync
 
 __version__ = "0.1.0.dev0"
@@ -104,6 +104,7 @@ __all__ = [
     "DeltaType",
     "KeyListerGetter",
     "RealFIFO",
+    "Relist",
     # selectors
     "FieldSelector",
     "LabelSelector",
@@ -117,6 +118,7 @@ __all__ = [
     "KubeObject",
     "NAMESPACE_INDEX",
     "Store",
+    "ThreadSafeStore",
     "deletion_handling_meta_namespace_key",
     "get_labels",
     "get_name",

@@ -147,6 +147,8 @@ def test_every_exported_name_resolves(package: str) -> None:
 
 CORE_ADDED = {
     "meta_namespace_keys",  # informers.objects: the batch key fast path
+    "ThreadSafeStore",  # informers.store: the keyed layer under the Indexer
+    "Relist",  # informers.fifo: the typed relist entry
 }
 INFORMERS_ALL.update(CORE_ADDED)
 
