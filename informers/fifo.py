@@ -456,7 +456,8 @@ class RealFIFO:
         reorder deltas or re-apply half-applied ones.
         """
         with self._lock:
-            self._wait_locked(wakeable=False)
+            if not self._queue:
+                self._wait_locked(wakeable=False)
             taken = self._take_locked()
         entry = taken[0].handed_out()
         self._process_taken(taken, entry, process)
@@ -484,7 +485,7 @@ class RealFIFO:
         if max_entries < 1:
             raise ValueError(f"max_entries must be at least 1, not {max_entries}")
         with self._lock:
-            if not self._wait_locked(wakeable=True):
+            if not self._queue and not self._wait_locked(wakeable=True):
                 return 0
             taken = self._take_locked()
         count = 0

@@ -117,11 +117,12 @@ class SharedIndexInformer:
         self._index_failures: LRUCache[tuple[str, str], bool] = LRUCache(maxsize=10_000)
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
-        # --- guarded by _lock -------------------------------------------------
-        # Loop iterations finished (a batch of entries, or admitting joiners);
-        # wait_idle waits for it to move. Written by the loop thread.
+        # Loop iterations finished (a batch of entries, or an admission);
+        # wait_idle waits for it to move. Written by the loop thread alone,
+        # without the lock; read under it (see _progressed: no lost wake-up).
         self._progress = 0
-        self._idle_waiters = 0  # threads in wait_idle()
+        # --- guarded by _lock -------------------------------------------------
+        self._idle_waiters = 0  # threads in wait_idle(); read by the loop without the lock
         # The reflector's resync check period: the shortest handler period
         # before start, fixed once started.
         self._resync_check = resync_period
@@ -371,10 +372,9 @@ class SharedIndexInformer:
     def _loop(self, fifo: RealFIFO) -> None:
         processor = self._processor
         while True:
-            admitted = processor.admit_joining(
+            if processor.has_joining() and processor.admit_joining(
                 self._indexer.list, self._synced_event.is_set(), fifo.last_resource_version()
-            )
-            if admitted:
+            ):
                 self._progressed()
             # Several entries per wake-up, each processed exactly as one pop().
             try:
@@ -392,9 +392,14 @@ class SharedIndexInformer:
             self._progressed()
 
     def _progressed(self) -> None:
-        with self._cond:
-            self._progress += 1
-            if self._idle_waiters:
+        # Lock-free unless someone waits: the loop writes _progress, then
+        # reads _idle_waiters; wait_idle raises _idle_waiters, then reads
+        # _progress (both under the GIL's sequential consistency), so at least
+        # one of them sees the other's write: a waiter either finds the
+        # progress made or is notified.
+        self._progress += 1
+        if self._idle_waiters:
+            with self._cond:
                 self._cond.notify_all()
 
     def _process(self, entry: Entry, is_in_initial_list: bool) -> None:

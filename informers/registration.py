@@ -290,16 +290,19 @@ class SharedProcessor:
         self._counter = itertools.count()  # thread-safe in CPython
         self._lock = threading.Lock()
         # --- guarded by _lock -------------------------------------------------
-        # Admitted registrations: replaced, never mutated (the loop takes a
-        # snapshot per entry).
+        # Admitted registrations. Replaced (never mutated) under the lock, so
+        # the loop's distribution reads the reference without it: a
+        # consistent snapshot, one per entry.
         self._listeners: tuple[ResourceEventHandlerRegistration, ...] = ()
         # Added after start, not admitted yet (thread running, buffer empty).
+        # has_joining() reads its length without the lock (see there).
         self._joining: list[ResourceEventHandlerRegistration] = []
         # Removed on their own listener thread: their threads are joined by stop().
         self._retired: list[ResourceEventHandlerRegistration] = []
         # When each admitted or joining registration with a period is next due.
         self._next_resync: dict[ResourceEventHandlerRegistration, float] = {}
-        # The registrations the last should_resync() found due.
+        # The registrations the last should_resync() found due. Replaced
+        # (never mutated) under the lock; read without it, like _listeners.
         self._syncing: frozenset[ResourceEventHandlerRegistration] = frozenset()
         self._started = False
         self._stopped = False
@@ -363,9 +366,13 @@ class SharedProcessor:
             return [*self._listeners, *self._joining]
 
     def has_joining(self) -> bool:
-        """Whether a handler added after start still waits to be admitted."""
-        with self._lock:
-            return bool(self._joining)
+        """Whether a handler added after start still waits to be admitted.
+
+        Reads without the lock (the informer loop asks before every batch): a
+        handler being added at that very moment may be missed, but its
+        :meth:`add` calls ``on_join`` after appending it, and that wakes the
+        loop to ask again, so it is never left waiting."""
+        return bool(self._joining)
 
     def start(self) -> None:
         """Start the threads of the handlers added so far; later ones join."""
@@ -451,11 +458,8 @@ class SharedProcessor:
     def distribute(self, note: Notification, is_sync: bool = False) -> None:
         """Hand ``note`` to every admitted registration (a resync update,
         ``is_sync``, only to those found due by :meth:`should_resync`)."""
-        lock = self._lock
-        lock.acquire()
-        regs, syncing = self._listeners, self._syncing
-        lock.release()
-        for reg in regs:
+        syncing = self._syncing  # snapshots: see __init__
+        for reg in self._listeners:
             if is_sync and reg not in syncing:
                 continue
             gate = reg._gate
@@ -471,8 +475,7 @@ class SharedProcessor:
         order (``syncs[i]``: ``notes[i]`` is a resync update, as in
         :meth:`distribute`), between a relist begin and end for handlers with
         those hooks. Each gate is asked once for the whole relist."""
-        with self._lock:
-            regs, syncing = self._listeners, self._syncing
+        regs, syncing = self._listeners, self._syncing  # snapshots: see __init__
         targets = [(reg in syncing, reg) for reg in regs if reg._gate is None or reg._gate()]
         for _, reg in targets:
             if reg._has_relist_hooks:
@@ -490,7 +493,5 @@ class SharedProcessor:
     def distribute_synced(self) -> None:
         """Tell every admitted registration that the informer has synced (it
         becomes synced itself once it handled everything before)."""
-        with self._lock:
-            regs = self._listeners
-        for reg in regs:
+        for reg in self._listeners:  # a snapshot: see __init__
             reg._put(_SYNCED)
