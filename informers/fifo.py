@@ -320,7 +320,7 @@ class RealFIFO:
         #: notifies only when one waits, so a busy consumer costs the producer
         #: no wake-up call.
         self._waiters = 0
-        #: Set by :meth:`wake`, cleared by the pop_batch that returns 0 for it.
+        #: Set by :meth:`wake`, cleared by the pop_batch that returns for it.
         self._woken = False
         # ----------------------------------------------------------------------
 
@@ -473,19 +473,21 @@ class RealFIFO:
 
         Blocks only for the first entry (raising
         :class:`~informers.errors.FIFOClosedError` as :meth:`pop` does), then
-        stops early when the queue is empty. While it blocks, :meth:`wake`
-        makes it return 0 without taking anything (the informer uses this to
-        admit a new handler between entries). Entries are taken one at a time,
-        so the ones not yet taken stay queued (counted by ``len``, visible to
-        :meth:`replace`). It saves the consumer one lock acquisition per entry:
-        finishing an entry and taking the next share one. If ``process``
-        raises, that entry is consumed (as with :meth:`pop`), the exception
-        propagates and the following entries stay queued.
+        stops early when the queue is empty. A :meth:`wake` makes it return
+        before it takes its next entry, consuming the wake-up: at once (0) if
+        it is waiting or has not started, else once the entry in progress is
+        done (the informer admits a new handler there, between two entries).
+        Entries are taken one at a time, so the ones not yet taken stay queued
+        (counted by ``len``, visible to :meth:`replace`). It saves the
+        consumer one lock acquisition per entry: finishing an entry and taking
+        the next share one. If ``process`` raises, that entry is consumed (as
+        with :meth:`pop`), the exception propagates and the following entries
+        stay queued.
         """
         if max_entries < 1:
             raise ValueError(f"max_entries must be at least 1, not {max_entries}")
         with self._lock:
-            if not self._queue and not self._wait_locked(wakeable=True):
+            if not self._wait_locked(wakeable=True):
                 return 0
             taken = self._take_locked()
         count = 0
@@ -494,17 +496,23 @@ class RealFIFO:
             count += 1
             with self._lock:
                 self._finish_locked(taken, succeeded=True)
+                if self._woken:
+                    self._woken = False
+                    return count
                 if count >= max_entries or not self._queue:
                     return count
                 taken = self._take_locked()
 
     def wake(self) -> None:
-        """Make the consumer blocked in :meth:`pop_batch` on an empty queue --
-        or, if none is, the next one to block there -- return 0 at once.
+        """Make :meth:`pop_batch` return to its caller before it takes another
+        entry: a call waiting on an empty queue returns 0 at once, a call
+        processing an entry returns when that entry is done, and otherwise the
+        next call returns 0 at once.
 
-        One call ends one such wait (calls before it is consumed collapse into
-        one); a wake-up is never lost, whether it comes before or during the
-        wait. :meth:`pop` ignores wake-ups. Never blocks beyond the lock.
+        One pop_batch return consumes the wake-up (calls before that collapse
+        into one); it is never lost, and it never skips an entry (they stay
+        queued, in order). :meth:`pop` ignores wake-ups. Never blocks beyond
+        the lock.
         """
         with self._lock:
             self._woken = True
@@ -532,21 +540,23 @@ class RealFIFO:
             raise
 
     def _wait_locked(self, *, wakeable: bool) -> bool:
-        """Block (releasing the lock) until an entry is queued: True. False
-        when ``wakeable`` and :meth:`wake` was called (consuming it). Raises
-        once closed and empty."""
-        while not self._queue:
-            if self._closed:
-                raise FIFOClosedError("the delta queue is closed")
+        """Block (releasing the lock) until an entry is queued: True. False,
+        at once or on waking up, when ``wakeable`` and :meth:`wake` was called
+        (consuming it; it wins over queued entries). Raises once closed and
+        empty."""
+        while True:
             if wakeable and self._woken:
                 self._woken = False
                 return False
+            if self._queue:
+                return True
+            if self._closed:
+                raise FIFOClosedError("the delta queue is closed")
             self._waiters += 1
             try:
                 self._cond.wait()
             finally:
                 self._waiters -= 1
-        return True
 
     def _take_locked(self) -> tuple[_Item, int, bool]:
         """Move the oldest entry in flight: ``(item, token, is_in_initial_list)``."""

@@ -9,8 +9,8 @@ checks it against a plain list model of the expected entries, after every step:
 * every popped entry equals the model's next entry (deltas, order, tombstones,
   the ``is_in_initial_list`` flag), and is a :class:`~informers.fifo.Relist`
   exactly when the model's entry is a relist (with the listed keys);
-* :meth:`~informers.fifo.RealFIFO.wake` makes a ``pop_batch`` on an empty
-  queue return 0, once per wake-up, and never skips an entry;
+* :meth:`~informers.fifo.RealFIFO.wake` makes ``pop_batch`` return before
+  its next entry, once per wake-up, and never skips an entry;
 * ``len``, :meth:`~informers.fifo.RealFIFO.pending`,
   :meth:`~informers.fifo.RealFIFO.has_synced` and
   :meth:`~informers.fifo.RealFIFO.last_resource_version` agree with the model;
@@ -261,11 +261,21 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
         expected.check(seen[0])
 
     @precondition(lambda self: self.model)
-    @rule(max_entries=st.integers(1, 4), fail_at=st.none() | st.integers(0, 3))
-    def pop_batch(self, max_entries: int, fail_at: int | None) -> None:
+    @rule(
+        max_entries=st.integers(1, 4),
+        fail_at=st.none() | st.integers(0, 3),
+        wake_at=st.none() | st.integers(0, 3),
+    )
+    def pop_batch(self, max_entries: int, fail_at: int | None, wake_at: int | None) -> None:
         """:meth:`~informers.fifo.RealFIFO.pop_batch` handles each entry as
-        :meth:`pop` would, stops at ``max_entries`` or an empty queue, and
-        after a failing ``process`` leaves the following entries queued."""
+        :meth:`pop` would, stops at ``max_entries`` or an empty queue, after a
+        failing ``process`` leaves the following entries queued, and returns
+        before its next entry once woken (by a ``process`` calling
+        :meth:`~informers.fifo.RealFIFO.wake`, or earlier: then at once)."""
+        if self.woken:
+            assert self.fifo.pop_batch(lambda _entry, _initial: None, max_entries) == 0
+            self.woken = False
+            return
         available = len(self.model)
         calls = 0
 
@@ -277,11 +287,17 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
             expected.check(deltas)
             assert is_in_initial_list == initial
             self.cache.apply(deltas)
+            if index == wake_at:
+                self.fifo.wake()
             if index == fail_at:
                 raise ProcessFailedError
 
         expected_calls = min(max_entries, available)
-        if fail_at is not None and fail_at < expected_calls:
+        if (
+            fail_at is not None
+            and fail_at < expected_calls
+            and (wake_at is None or fail_at <= wake_at)
+        ):
             try:
                 self.fifo.pop_batch(process, max_entries)
             except ProcessFailedError:
@@ -289,6 +305,10 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
             else:  # pragma: no cover - a failure of the queue under test
                 raise AssertionError("pop_batch() swallowed the error raised by process")
             assert calls == fail_at + 1
+            self.woken = wake_at == fail_at  # woken, then failed: not consumed
+        elif wake_at is not None and wake_at < expected_calls:
+            assert self.fifo.pop_batch(process, max_entries) == wake_at + 1
+            assert calls == wake_at + 1
         else:
             assert self.fifo.pop_batch(process, max_entries) == expected_calls
             assert calls == expected_calls
@@ -302,7 +322,7 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
     @rule()
     def pop_batch_woken_on_empty_queue(self) -> None:
         """A wake-up ends one wait of ``pop_batch`` on an empty queue
-        (entries popped since did not consume it)."""
+        (:meth:`pop` calls since did not consume it)."""
         assert self.fifo.pop_batch(lambda _entry, _initial: None) == 0
         self.woken = False
 

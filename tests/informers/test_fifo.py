@@ -671,14 +671,32 @@ def test_a_wake_before_the_wait_is_not_lost_and_is_consumed_once() -> None:
         fifo.pop_batch(lambda _d, _i: None)  # the wake-up was consumed
 
 
-def test_a_wake_does_not_skip_queued_entries() -> None:
+def test_a_wake_up_comes_before_queued_entries_and_skips_none() -> None:
     fifo = RealFIFO()
     fifo.add(pod("a"))
     fifo.wake()
     seen: list[list[Delta]] = []
-    assert fifo.pop_batch(lambda d, _i: seen.append(d)) == 1
+    assert fifo.pop_batch(lambda d, _i: seen.append(d)) == 0  # back to the caller first
+    assert len(fifo) == 1
+    assert fifo.pop_batch(lambda d, _i: seen.append(d)) == 1  # then the entry
     assert types(seen[0]) == [DeltaType.ADDED]
-    assert fifo.pop_batch(lambda d, _i: seen.append(d)) == 0  # now it counts
+
+
+def test_a_wake_up_during_a_batch_ends_it_after_the_entry_in_progress() -> None:
+    fifo = RealFIFO()
+    for name in "abcd":
+        fifo.add(pod(name))
+    seen: list[str] = []
+
+    def process(deltas: list[Delta], _initial: bool) -> None:
+        seen.append(deltas[0].object["metadata"]["name"])
+        if len(seen) == 2:
+            fifo.wake()
+
+    assert fifo.pop_batch(process) == 2
+    assert seen == ["a", "b"]
+    assert fifo.pop_batch(process) == 2  # the wake-up was consumed
+    assert seen == ["a", "b", "c", "d"]
 
 
 def test_pop_ignores_wake_ups() -> None:
