@@ -1,5 +1,5 @@
 """kube-informers trackers: typed resource trackers, an event bus, and the
-index synchronization tracker, all fed by the informers' blinker signals.
+index synchronization tracker, all fed by informer event handlers.
 
 The public API is exactly what ``__all__`` lists (a test pins it).
 """

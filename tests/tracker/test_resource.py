@@ -249,7 +249,7 @@ def test_tombstone_that_no_longer_converts_has_no_resource(
         deleted: Channel[TrackerDeleteResource[Small]] = Channel()
         tracker.register_deleted_resource_channel(deleted)
         raw = pod("z", "9", app="bad")
-        signals.deleted.send(informer, obj=DeletedFinalStateUnknown("ns/z", raw))
+        tracker.on_delete(DeletedFinalStateUnknown("ns/z", raw))  # as its listener would
         assert drain(deleted) == [TrackerDeleteResource(None, "ns/z", raw, True)]
         assert len(errors) == 1
 
@@ -291,7 +291,7 @@ def test_tombstone_outside_the_filter_is_not_delivered(
     with ResourceTracker(informer, convert=to_small, filter=is_web) as tracker:
         deleted: Channel[TrackerDeleteResource[Small]] = Channel()
         tracker.register_deleted_resource_channel(deleted)
-        signals.deleted.send(informer, obj=DeletedFinalStateUnknown("ns/b", pod("b", "3")))
+        tracker.on_delete(DeletedFinalStateUnknown("ns/b", pod("b", "3")))
         assert drain(deleted) == []
 
 
@@ -381,6 +381,7 @@ def test_close_detaches_and_closes_every_channel(
     with pytest.raises(InformerStateError, match="closed"):
         tracker.register_added_resource_channel(Channel())
     assert len(tracker.known_resources()) == 2
+    assert tracker.registration not in informer.registrations()
     for signal in (signals.added, signals.updated, signals.deleted):
         held = [getattr(r, "__self__", None) for r in signal.receivers.values()]
         assert tracker not in held
@@ -429,17 +430,31 @@ def test_unsupported_model_is_rejected(informer: SharedIndexInformer) -> None:
 # --- property: random event sequences against a model -----------------------
 
 
+class _StubRegistration:
+    def remove(self) -> None:
+        pass
+
+    def has_synced(self) -> bool:
+        return True
+
+
 class _StubInformer:
-    """Stands in for the informer: a name, an indexer kept by the test, and a
-    sender identity for the signals (the tracker needs nothing else)."""
+    """Stands in for the informer: a name, an indexer kept by the test, and
+    a place to add the tracker as a handler (the tracker needs nothing else;
+    the test calls the handler methods itself)."""
 
     name = "stub"
 
     def __init__(self) -> None:
         self.indexer = Indexer()
+        self.handlers: list[Any] = []
 
     def get_indexer(self) -> Indexer:
         return self.indexer
+
+    def add_event_handler(self, handler: Any, **_options: Any) -> _StubRegistration:
+        self.handlers.append(handler)
+        return _StubRegistration()
 
 
 APPS = ("web", "db", "bad")
@@ -472,6 +487,7 @@ def test_channels_receive_what_the_model_predicts(
     tracker.register_added_resource_channel(added)
     tracker.register_updated_resource_channel(updated)
     tracker.register_deleted_resource_channel(deleted)
+    assert inf.handlers == [tracker]
 
     expected: dict[str, list[Any]] = {"added": [], "updated": [], "deleted": []}
     cache: dict[str, dict[str, Any]] = {}
@@ -492,14 +508,14 @@ def test_channels_receive_what_the_model_predicts(
         if op == "upsert" and old is None:
             cache[key] = raw
             inf.indexer.add(raw)
-            signals.added.send(inf, obj=raw, is_in_initial_list=False)
+            tracker.on_add(raw, False)
             if shown(small(raw)):
                 expected["added"].append(small(raw))
         elif op == "upsert":
             assert old is not None
             cache[key] = raw
             inf.indexer.update(raw)
-            signals.updated.send(inf, old=old, new=raw)
+            tracker.on_update(old, raw)
             new_t, old_t = small(raw), small(old)
             if shown(old_t) and shown(new_t):
                 expected["updated"].append((old_t, new_t))
@@ -513,7 +529,7 @@ def test_channels_receive_what_the_model_predicts(
             last = small(old)
             tombstone = op == "tombstone"
             sent = DeletedFinalStateUnknown(key, old) if tombstone else old
-            signals.deleted.send(inf, obj=sent)
+            tracker.on_delete(sent)
             if last is None or shown(last):
                 expected["deleted"].append(TrackerDeleteResource(last, key, old, tombstone))
 
