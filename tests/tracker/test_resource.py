@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -605,6 +606,90 @@ def test_real_informer_event_sequences_reach_the_channels_the_model_predicts(
         settle(informer, str(rv + 1))
         for kind, channel in got.items():
             assert drain(channel) == expected[kind], kind
+    finally:
+        tracker.close()
+        informer.stop()
+
+
+# --- trackers are handlers: own thread, own has_synced ---------------------------
+
+
+def test_a_slow_tracker_never_stalls_another(
+    informer: SharedIndexInformer, watch: FakeWatch
+) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def slow_filter(obj: Small) -> bool:
+        if obj.name == "c":
+            entered.set()
+            assert release.wait(5)
+        return True
+
+    slow = ResourceTracker(informer, convert=to_small, filter=slow_filter)
+    fast = ResourceTracker(informer, convert=to_small)
+    try:
+        slow_added: Channel[Small] = Channel()
+        fast_added: Channel[Small] = Channel()
+        slow.register_added_resource_channel(slow_added)
+        fast.register_added_resource_channel(fast_added)
+        watch.add(pod("c", "6", app="web"))
+        watch.add(pod("d", "7", app="web"))
+        assert entered.wait(5)  # the slow tracker is stuck inside its filter...
+        assert [fast_added.get(timeout=5), fast_added.get(timeout=5)] == [
+            Small("c", "6", "web"),
+            Small("d", "7", "web"),
+        ]  # ...and the fast one got both events anyway
+        assert drain(slow_added) == []
+        release.set()
+        assert slow_added.get(timeout=5) == Small("c", "6", "web")
+        assert slow_added.get(timeout=5) == Small("d", "7", "web")
+    finally:
+        release.set()
+        slow.close()
+        fast.close()
+
+
+def test_tracker_has_synced_like_a_handler(lw: FakeListerWatcher, clock: FakeClock) -> None:
+    informer = SharedIndexInformer(lw, name="pods", clock=clock)
+    early = ResourceTracker(informer, convert=to_small)
+    try:
+        assert not early.has_synced()
+        assert early.registration in informer.registrations()
+        informer.start()
+        assert early.registration is not None
+        assert early.registration.wait_synced(5)
+        assert early.has_synced()
+        late = ResourceTracker(informer, convert=to_small)
+        assert late.registration is not None
+        assert late.registration.wait_synced(5)
+        assert late.has_synced()
+        late.close()
+        assert late.registration not in informer.registrations()
+    finally:
+        early.close()
+        informer.stop()
+    stopped = ResourceTracker(informer, convert=to_small)  # reads only
+    assert stopped.registration is None
+    assert not stopped.has_synced()
+    assert len(stopped.known_resources()) == 2
+    stopped.close()
+
+
+def test_a_resync_reaches_the_updated_channels(lw: FakeListerWatcher, clock: FakeClock) -> None:
+    informer = SharedIndexInformer(lw, name="pods", clock=clock, resync_period=10)
+    tracker = ResourceTracker(informer, convert=to_small)
+    updated: Channel[tuple[Small, Small]] = Channel()
+    tracker.register_updated_resource_channel(updated)
+    try:
+        informer.start()
+        assert informer.wait_synced(5)
+        lw.wait_for_watch()
+        clock.advance(10)
+        assert informer.wait_idle()
+        assert sorted(drain(updated), key=lambda pair: pair[0].name) == [
+            (Small("a", "2", "web"), Small("a", "2", "web")),
+            (Small("b", "3", "db"), Small("b", "3", "db")),
+        ]
     finally:
         tracker.close()
         informer.stop()
