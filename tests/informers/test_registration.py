@@ -5,6 +5,7 @@ a FakeListerWatcher; and the SharedProcessor's distribution on its own."""
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -354,3 +355,41 @@ def test_a_failing_handler_is_logged_with_the_key_never_the_object(
         assert "pw" not in caplog.text
     finally:
         processor.stop()
+
+
+def test_late_handlers_never_miss_an_event_queued_after_they_were_added(
+    informer: SharedIndexInformer, lw: FakeListerWatcher
+) -> None:
+    """Many joins racing events, with the interpreter switching threads far
+    more often than usual: each late handler (replaying the cache or not)
+    sees every event queued after add_event_handler returned."""
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        informer.start()
+        assert informer.wait_synced(WAIT)
+        watch = lw.wait_for_watch()
+        joined: list[tuple[Hooked, int]] = []
+        for n in range(20):
+            hooked = Hooked()
+            informer.add_event_handler(hooked, deliver_existing=n % 2 == 0)
+            joined.append((hooked, n))
+            watch.add(pod(f"x{n}", str(10 + n)))
+        settle(informer, str(10 + 19))
+    finally:
+        sys.setswitchinterval(old_interval)
+    everything = {"a", "b", *(f"x{i}" for i in range(20))}
+    for hooked, n in joined:
+        events = hooked.snapshot()
+        live = [e[1] for e in events if e[0] == "add" and not e[2]]
+        replayed = [e[1] for e in events if e[0] == "add" and e[2]]
+        # Every event from its own on (perhaps a few queued just before it,
+        # when the loop admitted it first), in order...
+        first = 20 - len(live)
+        assert first <= n, (n, live)
+        assert live == [f"x{i}" for i in range(first, 20)]
+        # ...and, replaying the cache, exactly the rest: nothing twice.
+        if n % 2 == 0:
+            assert sorted(replayed + live) == sorted(everything), (n, replayed, live)
+        else:
+            assert replayed == []
