@@ -39,7 +39,7 @@ from informers.errors import (
 from informers.factory import SharedInformerFactory
 
 # --- in-order delta queue (informers.fifo) ---
-from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO
+from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO, Relist
 from informers.informer import (
     FilteringResourceEventHandler,
     ResourceEventHandler,
@@ -71,6 +71,7 @@ from informers.objects import (
     get_resource_version,
     get_uid,
     meta_namespace_key,
+    meta_namespace_keys,
     namespace_index,
     split_meta_namespace_key,
 )
@@ -83,7 +84,7 @@ from informers.resources import Resource
 from informers.selectors import FieldSelector, LabelSelector
 
 # --- the indexed store (informers.store) ---
-from informers.store import IndexedStore, Indexer, Store
+from informers.store import IndexedStore, Indexer, Store, ThreadSafeStore
 
 # --- the raw HTTP path to the API server (informers.transport) ---
 from informers.transport import ApiClientTransport, Transport
@@ -117,6 +118,7 @@ __all__ = [
     "DeltaType",
     "KeyListerGetter",
     "RealFIFO",
+    "Relist",
     # selectors
     "FieldSelector",
     "LabelSelector",
@@ -130,6 +132,7 @@ __all__ = [
     "KubeObject",
     "NAMESPACE_INDEX",
     "Store",
+    "ThreadSafeStore",
     "deletion_handling_meta_namespace_key",
     "get_labels",
     "get_name",
@@ -137,6 +140,7 @@ __all__ = [
     "get_resource_version",
     "get_uid",
     "meta_namespace_key",
+    "meta_namespace_keys",
     "namespace_index",
     "split_meta_namespace_key",
     # informer

@@ -4,34 +4,47 @@
 producer (the reflector) hands in is delivered to the consumer (the informer
 loop) exactly once and in order, several per object when several happened,
 deletions included. A relist (:meth:`RealFIFO.replace`) is queued as **one**
-entry that the consumer applies atomically, so readers of the cache never see
-half a relist.
+typed entry, a :class:`Relist`, that the consumer applies atomically, so
+readers of the cache never see half a relist.
 
 Producer side: :meth:`~RealFIFO.add`, :meth:`~RealFIFO.update`,
 :meth:`~RealFIFO.delete`, :meth:`~RealFIFO.replace`, :meth:`~RealFIFO.resync`,
 :meth:`~RealFIFO.bookmark`, :meth:`~RealFIFO.close`. Consumer side:
-:meth:`~RealFIFO.pop` (one entry) and :meth:`~RealFIFO.pop_batch` (several,
-each handled exactly as by ``pop``).
+:meth:`~RealFIFO.pop` (one entry), :meth:`~RealFIFO.pop_batch` (several, each
+handled exactly as by ``pop``) and :meth:`~RealFIFO.wake` (let a consumer
+blocked in ``pop_batch`` return without an entry).
 
-What one popped entry holds (the ``deltas`` given to ``process``):
+The pop contract
+----------------
 
-* ``add`` / ``update`` / ``delete`` / ``resync``: one :class:`Delta`
-  (``Added``, ``Updated``, ``Deleted`` or ``Sync``).
-* ``bookmark(rv)``: one ``Bookmark`` delta whose object is the resource
-  version string.
-* ``replace(objects, rv)``: the whole relist, in this order: a ``Replaced``
-  delta for every listed object (in list order); then a ``Deleted`` delta
-  holding a :class:`~informers.objects.DeletedFinalStateUnknown` tombstone for
-  every *known* key missing from the list; last, a ``Bookmark`` delta carrying
-  ``rv``. "Known" means, as in client-go, the keys of ``known_objects`` (the
-  consumer's cache) **plus** the keys that still have entries pending in the
-  queue (or being processed) whose last delta is not a deletion. A pending key's
-  tombstone carries the object of its last pending delta; a cached key's
-  tombstone carries the cached object.
+``process(entry, is_in_initial_list)`` is called once per entry, in queue
+order, without the queue lock. The ``entry`` (an :data:`Entry`) is one of:
 
-An entry is a relist exactly when it holds a ``Replaced`` delta or more than
-one delta. (An empty relist with nothing to delete is just ``[Bookmark(rv)]``;
-applying it as a bookmark has the same effect as applying it as a relist.)
+* ``add`` / ``update`` / ``delete`` / ``resync``: a list holding one
+  :class:`Delta` (``Added``, ``Updated``, ``Deleted`` or ``Sync``).
+* ``bookmark(rv)``: a list holding one ``Bookmark`` delta whose object is the
+  resource version string.
+* ``replace(objects, rv)``: a :class:`Relist`, and only then. It carries the
+  listed objects (in list order, after the transform) with their keys, a
+  :class:`~informers.objects.DeletedFinalStateUnknown` tombstone for every
+  *known* key missing from the list, and ``rv``. "Known" means, as in
+  client-go, the keys of ``known_objects`` (the consumer's cache) **plus** the
+  keys that still have entries pending in the queue (or being processed) whose
+  last change is not a deletion. A pending key's tombstone carries the object
+  of its last pending change; a cached key's tombstone carries the cached
+  object. An empty relist with nothing to delete is still a :class:`Relist`.
+
+Tell the two apart with ``isinstance(entry, Relist)``. Both are sequences of
+deltas: a :class:`Relist` reads as a ``Replaced`` delta per listed object,
+then a ``Deleted`` delta per tombstone, then a ``Bookmark`` delta carrying
+``rv`` (so code that iterates deltas works on every entry), but a consumer
+that knows relists reads its fields instead and builds no deltas at all.
+
+``is_in_initial_list`` is true while the initial population (see
+:meth:`RealFIFO.has_synced`) is not fully processed. Until ``process``
+returns, its entry counts as pending for :meth:`~RealFIFO.replace` and
+:meth:`~RealFIFO.resync` (and for :meth:`~RealFIFO.pending`). If it raises,
+the entry counts as consumed, not requeued (see :meth:`RealFIFO.pop`).
 
 Thread-safety: every method may be called from any thread. One lock and one
 condition guard the queue; user code (key function, transform,
@@ -50,23 +63,27 @@ import enum
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, overload
 
 from informers.errors import FIFOClosedError
 from informers.objects import (
     DeletedFinalStateUnknown,
     KeyFunc,
     deletion_handling_meta_namespace_key,
+    meta_namespace_key,
+    meta_namespace_keys,
 )
 
 __all__ = [
     "Delta",
     "DeltaType",
+    "Entry",
     "KeyListerGetter",
     "PopProcessFunc",
     "RealFIFO",
+    "Relist",
     "TransformFunc",
 ]
 
@@ -109,55 +126,150 @@ class KeyListerGetter(Protocol):
     def get_by_key(self, key: str) -> Any | None: ...
 
 
-#: ``process(deltas, is_in_initial_list)``, called by :meth:`RealFIFO.pop`.
-PopProcessFunc: TypeAlias = Callable[[list[Delta], bool], None]
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Relist(Sequence[Delta]):
+    """One relist, as the consumer pops it: the complete list of objects at a
+    resource version, and the deletions it reveals (see the module
+    documentation).
+
+    ``objects`` are the listed objects in list order (after the transform);
+    ``keys[i]`` is the queue's key of ``objects[i]``; ``deleted`` holds a
+    :class:`~informers.objects.DeletedFinalStateUnknown` tombstone for every
+    known key the list no longer has (its ``key`` is the deleted key);
+    ``resource_version`` is the list's.
+
+    A relist is also a read-only sequence of :class:`Delta`: ``Replaced`` for
+    each listed object, ``Deleted`` for each tombstone, then one ``Bookmark``
+    carrying the resource version. It equals another relist with the same
+    fields, and a list or tuple of exactly those deltas. The objects are
+    shared: never mutate them. Its ``repr`` shows counts only, never objects.
+    """
+
+    objects: tuple[Any, ...]
+    keys: tuple[str, ...]
+    deleted: tuple[DeletedFinalStateUnknown, ...]
+    resource_version: str
+
+    def __post_init__(self) -> None:
+        if len(self.keys) != len(self.objects):
+            raise ValueError(
+                f"a relist needs one key per object: {len(self.keys)} keys, "
+                f"{len(self.objects)} objects"
+            )
+
+    def __len__(self) -> int:
+        return len(self.objects) + len(self.deleted) + 1
+
+    @overload
+    def __getitem__(self, index: int) -> Delta: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Delta]: ...
+
+    def __getitem__(self, index: int | slice) -> Delta | list[Delta]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        size = len(self)
+        position = index + size if index < 0 else index
+        if not 0 <= position < size:
+            raise IndexError("relist delta index out of range")
+        listed = len(self.objects)
+        if position < listed:
+            return Delta(DeltaType.REPLACED, self.objects[position])
+        if position - listed < len(self.deleted):
+            return Delta(DeltaType.DELETED, self.deleted[position - listed])
+        return Delta(DeltaType.BOOKMARK, self.resource_version)
+
+    def __iter__(self) -> Iterator[Delta]:
+        for obj in self.objects:
+            yield Delta(DeltaType.REPLACED, obj)
+        for tombstone in self.deleted:
+            yield Delta(DeltaType.DELETED, tombstone)
+        yield Delta(DeltaType.BOOKMARK, self.resource_version)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Relist):
+            return (
+                self.resource_version == other.resource_version
+                and self.keys == other.keys
+                and self.objects == other.objects
+                and self.deleted == other.deleted
+            )
+        if isinstance(other, list | tuple):
+            return len(other) == len(self) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"<Relist at resourceVersion {self.resource_version!r}: "
+            f"{len(self.objects)} listed, {len(self.deleted)} deleted>"
+        )
+
+    def delta_types(self) -> list[DeltaType]:
+        """The types of the deltas it reads as, each once, in delta order."""
+        types = [DeltaType.REPLACED] if self.objects else []
+        if self.deleted:
+            types.append(DeltaType.DELETED)
+        types.append(DeltaType.BOOKMARK)
+        return types
+
+
+#: What :meth:`RealFIFO.pop` hands to ``process`` (and returns): a list of one
+#: delta, or a :class:`Relist`.
+Entry: TypeAlias = list[Delta] | Relist
+
+#: ``process(entry, is_in_initial_list)``, called by :meth:`RealFIFO.pop`.
+PopProcessFunc: TypeAlias = Callable[[Entry, bool], None]
 
 #: Applied to every incoming object once, at ingest (never to tombstones).
 TransformFunc: TypeAlias = Callable[[Any], Any]
 
+#: Pending-state marker: the key's last pending change is a deletion.
+_GONE: Any = object()
 
-class _Entry:
-    """One queue entry. ``keys`` runs parallel to ``deltas`` (``""`` for a
-    bookmark); ``resource_version`` is set for relists and bookmarks."""
+#: Key functions that agree with meta_namespace_key on plain-dict objects, so
+#: a relist can be keyed with meta_namespace_keys (no call per object).
+_BATCH_KEY_FUNCS: tuple[KeyFunc, ...] = (deletion_handling_meta_namespace_key, meta_namespace_key)
 
-    __slots__ = ("deltas", "initial", "keys", "resource_version")
 
-    def __init__(
-        self,
-        deltas: tuple[Delta, ...],
-        keys: tuple[str, ...],
-        resource_version: str | None = None,
-    ) -> None:
-        self.deltas = deltas
-        self.keys = keys
-        self.resource_version = resource_version
+class _Item:
+    """One queue entry: a single ``delta`` with its ``key`` (``""`` for a
+    bookmark), or a ``relist``."""
+
+    __slots__ = ("delta", "initial", "key", "relist")
+
+    def __init__(self, delta: Delta | None, key: str, relist: Relist | None = None) -> None:
+        self.delta = delta
+        self.key = key
+        self.relist = relist
         #: Part of the initial population (queued when the first relist was).
         self.initial = False
 
+    def handed_out(self) -> Entry:
+        """What ``process`` gets: the relist, or a new list of the one delta."""
+        relist = self.relist
+        if relist is not None:
+            return relist
+        assert self.delta is not None
+        return [self.delta]
 
-class _KeyedDeltas(list[Delta]):
-    """Internal: the deltas handed to ``process`` together with their keys
-    (``keys[i]`` is the queue's key of ``self[i]``, ``""`` for a bookmark), so
-    a consumer that keys objects the same way need not compute them again."""
-
-    __slots__ = ("keys",)
-
-    def __init__(self, entry: _Entry) -> None:
-        super().__init__(entry.deltas)
-        self.keys = entry.keys
-
-
-def _handed_out(entry: _Entry) -> list[Delta]:
-    """The deltas of ``entry`` as a new list for ``process``; a relist's
-    (several deltas) carries its keys (a single-delta entry skips that cost)."""
-    if len(entry.deltas) > 1:
-        return _KeyedDeltas(entry)
-    return list(entry.deltas)
+    def describe(self) -> tuple[int, list[DeltaType], str]:
+        """(number of deltas, their types, first key) for error notes."""
+        relist = self.relist
+        if relist is None:
+            assert self.delta is not None
+            return 1, [self.delta.type], self.key
+        first = relist.keys[0] if relist.keys else ""
+        if not first and relist.deleted:
+            first = relist.deleted[0].key
+        return len(relist), relist.delta_types(), first
 
 
 class RealFIFO:
     """In-order delta queue with client-go ``RealFIFO`` semantics (see the
-    module documentation for what an entry holds).
+    module documentation for what an entry holds and the pop contract).
 
     :param key_func: the key of an object; must handle tombstones (the
         default, :func:`~informers.objects.deletion_handling_meta_namespace_key`,
@@ -182,30 +294,35 @@ class RealFIFO:
         known_objects: KeyListerGetter | None = None,
         transform: TransformFunc | None = None,
     ) -> None:
-        self._key_func = key_func
-        self._known_objects = known_objects
-        self._transform = transform
+        self._key_func = key_func  # never changes
+        self._known_objects = known_objects  # never changes
+        self._transform = transform  # never changes
         self._lock = threading.Lock()
         #: Waits on ``_lock``; ``with self._lock`` (not ``with self._cond``)
         #: everywhere else saves a Python-level call on every operation.
         self._cond = threading.Condition(self._lock)
-        # Everything below is guarded by self._lock.
-        self._queue: deque[_Entry] = deque()
+        # --- guarded by _lock -------------------------------------------------
+        self._queue: deque[_Item] = deque()
         #: Popped entries whose ``process`` has not returned yet, by pop token.
-        self._in_flight: dict[int, _Entry] = {}
+        self._in_flight: dict[int, _Item] = {}
         self._next_token = 0
         #: Number of entries ever appended: lets replace/resync detect a
         #: producer that raced them while they read ``known_objects``.
         self._appended = 0
         #: True once the first relist was queued, or add/update/delete came first.
         self._populated = False
-        #: Initial-population entries not yet fully processed.
+        #: Initial-population entries not yet fully processed. Invariant: equals
+        #: the number of queued or in-flight items with ``initial`` set.
         self._initial_population_count = 0
         self._closed = False
         self._last_resource_version = ""
-        #: Consumers blocked in :meth:`pop`: a producer notifies only when one
-        #: waits, so a busy consumer costs the producer no wake-up call.
+        #: Consumers blocked in :meth:`pop` or :meth:`pop_batch`: a producer
+        #: notifies only when one waits, so a busy consumer costs the producer
+        #: no wake-up call.
         self._waiters = 0
+        #: Set by :meth:`wake`, cleared by the pop_batch that returns for it.
+        self._woken = False
+        # ----------------------------------------------------------------------
 
     # ------------------------------------------------------------------ producer
 
@@ -227,56 +344,55 @@ class RealFIFO:
         """Queue a ``Bookmark`` delta carrying ``resource_version``, so the
         consumer learns, in order, that it has seen everything up to it.
         Does not count as populating the queue (see :meth:`has_synced`)."""
-        entry = _Entry((Delta(DeltaType.BOOKMARK, resource_version),), ("",), resource_version)
+        item = _Item(Delta(DeltaType.BOOKMARK, resource_version), "")
         with self._lock:
-            self._append_locked(entry)
+            self._append_locked(item)
 
     def replace(self, objects: Iterable[Any], resource_version: str) -> None:
         """Queue a relist: the complete list of objects at ``resource_version``.
 
-        Queued as one entry (see the module documentation). Every known key
-        missing from ``objects`` gets a ``Deleted`` delta with a
-        :class:`~informers.objects.DeletedFinalStateUnknown`. The first relist
-        (when nothing was added, updated or deleted before) defines the initial
-        population that :meth:`has_synced` waits for.
+        Queued as one :class:`Relist` entry (see the module documentation).
+        Every known key missing from ``objects`` gets a
+        :class:`~informers.objects.DeletedFinalStateUnknown` tombstone. The
+        first relist (when nothing was added, updated or deleted before)
+        defines the initial population that :meth:`has_synced` waits for.
 
         Reads ``known_objects`` without holding the queue lock; if another
         producer queues something meanwhile, the computation is redone.
         """
-        if self._transform is None:
-            objs = list(objects)
-            listed_order = self._keys_of(objs)
-        else:
+        key_func = self._key_func
+        if self._transform is not None:
             ingested = [self._ingest(obj) for obj in objects]
-            listed_order = [key for key, _ in ingested]
-            objs = [obj for _, obj in ingested]
-        listed_keys = set(listed_order)
-        replaced = [Delta(DeltaType.REPLACED, obj) for obj in objs]
+            keys = [key for key, _ in ingested]
+            objs = tuple(obj for _, obj in ingested)
+        elif key_func in _BATCH_KEY_FUNCS:
+            objs = tuple(objects)
+            keys = meta_namespace_keys(objs, key_func)
+        else:
+            objs = tuple(objects)
+            keys = [key_func(obj) for obj in objs]
+        listed = set(keys)
+        listed_keys = tuple(keys)
         while True:
             with self._lock:
                 seen = self._appended
                 pending = self._pending_locked()
-            # A pending key's last delta is never a tombstone unless it is a
-            # deletion (skipped), and cached objects are never tombstones.
+            # Cached objects are never tombstones, and neither is the last
+            # pending object of a key unless that change is a deletion.
             tombstones = [
-                (key, delta.object)
-                for key, delta in pending.items()
-                if key not in listed_keys and delta.type is not DeltaType.DELETED
+                DeletedFinalStateUnknown(key, obj)
+                for key, obj in pending.items()
+                if obj is not _GONE and key not in listed
             ]
-            tombstones += self._known_items(skip=listed_keys.union(pending))
-            deltas = replaced + [
-                Delta(DeltaType.DELETED, DeletedFinalStateUnknown(key, obj))
-                for key, obj in tombstones
+            tombstones += [
+                DeletedFinalStateUnknown(key, obj)
+                for key, obj in self._known_items(skip=listed.union(pending))
             ]
-            deltas.append(Delta(DeltaType.BOOKMARK, resource_version))
-            keys = listed_order.copy()
-            keys += [key for key, _ in tombstones]
-            keys.append("")
-            entry = _Entry(tuple(deltas), tuple(keys), resource_version)
+            relist = Relist(objs, listed_keys, tuple(tombstones), resource_version)
             with self._lock:
                 if self._appended != seen:
                     continue  # a producer raced us: the pending set is stale
-                self._append_locked(entry)
+                self._append_locked(_Item(None, "", relist))
                 if not self._populated:
                     self._populated = True
                     for queued in self._queue:
@@ -306,7 +422,7 @@ class RealFIFO:
                 if self._appended != seen:
                     continue
                 for key, obj in cached:
-                    self._append_locked(_Entry((Delta(DeltaType.SYNC, obj),), (key,)))
+                    self._append_locked(_Item(Delta(DeltaType.SYNC, obj), key))
                 break
 
     def close(self) -> None:
@@ -319,14 +435,14 @@ class RealFIFO:
 
     # ------------------------------------------------------------------ consumer
 
-    def pop(self, process: PopProcessFunc) -> list[Delta]:
-        """Take the oldest entry, call ``process(deltas, is_in_initial_list)``
-        with it, and return the deltas.
+    def pop(self, process: PopProcessFunc) -> Entry:
+        """Take the oldest entry, call ``process(entry, is_in_initial_list)``
+        with it, and return the entry (see the pop contract in the module
+        documentation).
 
-        Blocks while the queue is empty; raises
-        :class:`~informers.errors.FIFOClosedError` once the queue is closed and
-        empty. ``is_in_initial_list`` is true while the initial population
-        (see :meth:`has_synced`) is not fully processed.
+        Blocks while the queue is empty (:meth:`wake` does not end that wait);
+        raises :class:`~informers.errors.FIFOClosedError` once the queue is
+        closed and empty.
 
         ``process`` runs without the queue lock held. Until it returns, the
         entry counts as pending for :meth:`replace` and :meth:`resync`, and
@@ -335,18 +451,19 @@ class RealFIFO:
         If ``process`` raises, the exception propagates out of ``pop``
         unchanged (with a note naming the entry's delta types and first key).
         The entry is **not** requeued (as in client-go): it counts as consumed,
-        the caller was handed its deltas and decides what to do (the informer
-        logs and carries on; a relist repairs any divergence). Requeuing would
-        either reorder deltas or re-apply half-applied ones.
+        the caller was handed it and decides what to do (the informer logs and
+        carries on; a relist repairs any divergence). Requeuing would either
+        reorder deltas or re-apply half-applied ones.
         """
         with self._lock:
-            self._wait_locked()
+            if not self._queue:
+                self._wait_locked(wakeable=False)
             taken = self._take_locked()
-        deltas = _handed_out(taken[0])
-        self._process_taken(taken, deltas, process)
+        entry = taken[0].handed_out()
+        self._process_taken(taken, entry, process)
         with self._lock:
             self._finish_locked(taken, succeeded=True)
-        return deltas
+        return entry
 
     def pop_batch(self, process: PopProcessFunc, max_entries: int = 64) -> int:
         """Process up to ``max_entries`` entries, oldest first, exactly as that
@@ -356,52 +473,83 @@ class RealFIFO:
 
         Blocks only for the first entry (raising
         :class:`~informers.errors.FIFOClosedError` as :meth:`pop` does), then
-        stops early when the queue is empty. Entries are taken one at a time,
-        so the ones not yet taken stay queued (counted by ``len``, visible to
-        :meth:`replace`). It saves the consumer one lock acquisition per entry:
-        finishing an entry and taking the next share one. If ``process``
-        raises, that entry is consumed (as with :meth:`pop`), the exception
-        propagates and the following entries stay queued.
+        stops early when the queue is empty. A :meth:`wake` makes it return
+        before it takes its next entry, consuming the wake-up: at once (0) if
+        it is waiting or has not started, else once the entry in progress is
+        done (the informer admits a new handler there, between two entries).
+        Entries are taken one at a time, so the ones not yet taken stay queued
+        (counted by ``len``, visible to :meth:`replace`). It saves the
+        consumer one lock acquisition per entry: finishing an entry and taking
+        the next share one. If ``process`` raises, that entry is consumed (as
+        with :meth:`pop`), the exception propagates and the following entries
+        stay queued.
         """
         if max_entries < 1:
             raise ValueError(f"max_entries must be at least 1, not {max_entries}")
         with self._lock:
-            self._wait_locked()
+            if not self._wait_locked(wakeable=True):
+                return 0
             taken = self._take_locked()
         count = 0
         while True:
-            self._process_taken(taken, _handed_out(taken[0]), process)
+            self._process_taken(taken, taken[0].handed_out(), process)
             count += 1
             with self._lock:
                 self._finish_locked(taken, succeeded=True)
+                if self._woken:
+                    self._woken = False
+                    return count
                 if count >= max_entries or not self._queue:
                     return count
                 taken = self._take_locked()
 
+    def wake(self) -> None:
+        """Make :meth:`pop_batch` return to its caller before it takes another
+        entry: a call waiting on an empty queue returns 0 at once, a call
+        processing an entry returns when that entry is done, and otherwise the
+        next call returns 0 at once.
+
+        One pop_batch return consumes the wake-up (calls before that collapse
+        into one); it is never lost, and it never skips an entry (they stay
+        queued, in order). :meth:`pop` ignores wake-ups. Never blocks beyond
+        the lock.
+        """
+        with self._lock:
+            self._woken = True
+            if self._waiters:
+                self._cond.notify_all()
+
     def _process_taken(
-        self, taken: tuple[_Entry, int, bool], deltas: list[Delta], process: PopProcessFunc
+        self, taken: tuple[_Item, int, bool], entry: Entry, process: PopProcessFunc
     ) -> None:
         """Call ``process`` on a taken entry, without the lock. If it raises,
         the entry is finished as failed and the exception propagates, noted."""
-        entry, _token, is_in_initial_list = taken
+        item, _token, is_in_initial_list = taken
         try:
-            process(deltas, is_in_initial_list)
+            process(entry, is_in_initial_list)
         except BaseException as exc:
             if isinstance(exc, Exception):
-                first_key = next((k for k in entry.keys if k), "")
-                types = ",".join(sorted({d.type.value for d in entry.deltas}))
+                count, types, first_key = item.describe()
                 exc.add_note(
-                    f"raised while processing a RealFIFO entry of {len(deltas)} delta(s) "
-                    f"[{types}], first key {first_key!r}; the entry was consumed, not requeued"
+                    f"raised while processing a RealFIFO entry of {count} delta(s) "
+                    f"[{','.join(sorted(t.value for t in types))}], first key {first_key!r}; "
+                    "the entry was consumed, not requeued"
                 )
             with self._lock:
                 self._finish_locked(taken, succeeded=False)
             raise
 
-    def _wait_locked(self) -> None:
-        """Block (releasing the lock) until an entry is queued; raise once
-        closed and empty."""
-        while not self._queue:
+    def _wait_locked(self, *, wakeable: bool) -> bool:
+        """Block (releasing the lock) until an entry is queued: True. False,
+        at once or on waking up, when ``wakeable`` and :meth:`wake` was called
+        (consuming it; it wins over queued entries). Raises once closed and
+        empty."""
+        while True:
+            if wakeable and self._woken:
+                self._woken = False
+                return False
+            if self._queue:
+                return True
             if self._closed:
                 raise FIFOClosedError("the delta queue is closed")
             self._waiters += 1
@@ -410,23 +558,27 @@ class RealFIFO:
             finally:
                 self._waiters -= 1
 
-    def _take_locked(self) -> tuple[_Entry, int, bool]:
-        """Move the oldest entry in flight: ``(entry, token, is_in_initial_list)``."""
+    def _take_locked(self) -> tuple[_Item, int, bool]:
+        """Move the oldest entry in flight: ``(item, token, is_in_initial_list)``."""
         is_in_initial_list = not self._has_synced_locked()
-        entry = self._queue.popleft()
+        item = self._queue.popleft()
         token = self._next_token
         self._next_token += 1
-        self._in_flight[token] = entry
-        return entry, token, is_in_initial_list
+        self._in_flight[token] = item
+        return item, token, is_in_initial_list
 
-    def _finish_locked(self, taken: tuple[_Entry, int, bool], *, succeeded: bool) -> None:
+    def _finish_locked(self, taken: tuple[_Item, int, bool], *, succeeded: bool) -> None:
         """Account for a taken entry whose ``process`` returned or raised."""
-        entry, token, _ = taken
+        item, token, _ = taken
         del self._in_flight[token]
-        if entry.initial:
+        if item.initial:
             self._initial_population_count -= 1
-        if succeeded and entry.resource_version is not None:
-            self._last_resource_version = entry.resource_version
+        if succeeded:
+            relist = item.relist
+            if relist is not None:
+                self._last_resource_version = relist.resource_version
+            elif item.delta is not None and item.delta.type is DeltaType.BOOKMARK:
+                self._last_resource_version = item.delta.object
 
     # ------------------------------------------------------------------ state
 
@@ -450,9 +602,15 @@ class RealFIFO:
         with self._lock:
             return self._last_resource_version
 
+    def pending(self) -> int:
+        """Entries queued or being processed (popped, ``process`` not yet
+        returned): 0 means every entry handed in so far has been processed."""
+        with self._lock:
+            return len(self._queue) + len(self._in_flight)
+
     def __len__(self) -> int:
         """Number of queued entries (a relist counts as one; entries being
-        processed are not counted)."""
+        processed are not counted: see :meth:`pending`)."""
         with self._lock:
             return len(self._queue)
 
@@ -470,9 +628,10 @@ class RealFIFO:
 
     def _add_one(self, delta_type: DeltaType, obj: Any) -> None:
         key, obj = self._ingest(obj)
+        item = _Item(Delta(delta_type, obj), key)
         with self._lock:
             self._populated = True
-            self._append_locked(_Entry((Delta(delta_type, obj),), (key,)))
+            self._append_locked(item)
 
     def _ingest(self, obj: Any) -> tuple[str, Any]:
         """Transform (unless a tombstone) and key an incoming object; no lock held."""
@@ -480,46 +639,30 @@ class RealFIFO:
             obj = self._transform(obj)
         return self._key_func(obj), obj
 
-    def _keys_of(self, objs: list[Any]) -> list[str]:
-        """``[key_func(obj) for obj in objs]``; with the default key function,
-        the key of a plain-dict object with string name and namespace is made
-        inline (exactly what the key function returns for it)."""
-        key_func = self._key_func
-        if key_func is not deletion_handling_meta_namespace_key:
-            return [key_func(obj) for obj in objs]
-        keys: list[str] = []
-        append = keys.append
-        for obj in objs:
-            if type(obj) is dict:
-                meta = obj.get("metadata")
-                if type(meta) is dict:
-                    name = meta.get("name")
-                    if type(name) is str and name:
-                        namespace = meta.get("namespace")
-                        if type(namespace) is str and namespace:
-                            append(f"{namespace}/{name}")
-                            continue
-                        if namespace is None or namespace == "":
-                            append(name)
-                            continue
-            append(key_func(obj))
-        return keys
-
-    def _append_locked(self, entry: _Entry) -> None:
-        self._queue.append(entry)
+    def _append_locked(self, item: _Item) -> None:
+        self._queue.append(item)
         self._appended += 1
         if self._waiters:
             self._cond.notify()
 
-    def _pending_locked(self) -> dict[str, Delta]:
-        """The last pending delta of every key with entries being processed or
-        queued, in first-seen order (bookmarks skipped)."""
-        last: dict[str, Delta] = {}
-        for entries in (self._in_flight.values(), self._queue):
-            for entry in entries:
-                for key, delta in zip(entry.keys, entry.deltas, strict=True):
-                    if delta.type is not DeltaType.BOOKMARK:
-                        last[key] = delta
+    def _pending_locked(self) -> dict[str, Any]:
+        """The last pending object of every key with entries being processed
+        or queued, in first-seen order (bookmarks skipped); ``_GONE`` for a
+        key whose last pending change is a deletion."""
+        last: dict[str, Any] = {}
+        for items in (self._in_flight.values(), self._queue):
+            for item in items:
+                relist = item.relist
+                if relist is not None:
+                    last.update(zip(relist.keys, relist.objects, strict=True))
+                    for tombstone in relist.deleted:
+                        last[tombstone.key] = _GONE
+                    continue
+                delta = item.delta
+                assert delta is not None
+                if delta.type is DeltaType.BOOKMARK:
+                    continue
+                last[item.key] = _GONE if delta.type is DeltaType.DELETED else delta.object
         return last
 
     def _known_items(

@@ -2,16 +2,23 @@
 
 Data flow: a :class:`~informers.reflector.Reflector` (its own thread) feeds a
 :class:`~informers.fifo.RealFIFO`; the informer loop (one thread) pops each
-entry, applies it to the :class:`~informers.store.Indexer` (a relist in one
-atomic ``replace``) and hands notifications to every registered handler's
-listener. Each listener has its own thread and an unbounded buffer, so a slow
+entry, applies it to the :class:`~informers.store.Indexer` (a
+:class:`~informers.fifo.Relist` in one atomic replace) and only then hands the
+notifications to every registered handler's listener
+(:mod:`informers.registration`: its own thread and unbounded buffer, so a slow
 or failing handler never delays the others; a handler that raises is logged
-(kind, key, RV) and keeps receiving events.
+and keeps receiving events).
 
-Handlers are any object with ``on_add(obj, is_in_initial_list)``,
-``on_update(old, new)`` and ``on_delete(obj)`` (``obj`` may be a
-:class:`~informers.objects.DeletedFinalStateUnknown` when the deletion was
-missed). Objects handed to handlers and readers are shared and **read-only**.
+Handlers are described in :mod:`informers.handlers` (``on_add``,
+``on_update``, ``on_delete``, and the optional relist and synced hooks).
+Objects handed to handlers and readers are shared and **read-only**. The
+blinker signals of :mod:`informers.signals` are one such handler, registered
+by every informer.
+
+A handler added after start is admitted by the loop between two entries (the
+loop is woken for it with :meth:`RealFIFO.wake <informers.fifo.RealFIFO.wake>`,
+never with a fake entry): it first receives the cache's contents, then every
+change after them, with nothing missed or repeated.
 
 Threads: ``informer-<name>`` (the loop), ``reflector-<name>`` (list/watch),
 ``reflector-<name>-stop`` and one ``listener-<name>-<n>`` per handler. All
@@ -20,28 +27,31 @@ are joined by :meth:`SharedIndexInformer.stop`.
 
 from __future__ import annotations
 
-import itertools
 import logging
-import queue
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
 
 from cachetools import LRUCache
 
-from informers import signals as _signals
+from informers import signals
 from informers.clock import REAL_CLOCK, Clock
 from informers.errors import FIFOClosedError, IndexFunctionError, InformerStateError
-from informers.fifo import Delta, DeltaType, RealFIFO, TransformFunc, _KeyedDeltas
-from informers.listwatch import ListerWatcher
-from informers.objects import (
-    DeletedFinalStateUnknown,
-    Indexers,
-    deletion_handling_meta_namespace_key,
-    get_resource_version,
+from informers.fifo import Delta, DeltaType, Entry, RealFIFO, Relist, TransformFunc
+from informers.handlers import (
+    FilteringResourceEventHandler,
+    ResourceEventHandler,
+    ResourceEventHandlerFuncs,
 )
+from informers.listwatch import ListerWatcher
+from informers.objects import Indexers, get_resource_version
 from informers.reflector import BackoffManager, Reflector, ReflectorConfig, WatchErrorHandler
+from informers.registration import (
+    AddNotification,
+    DeleteNotification,
+    Notification,
+    ResourceEventHandlerRegistration,
+    SharedProcessor,
+    UpdateNotification,
+)
 from informers.store import Indexer
 
 __all__ = [
@@ -56,270 +66,6 @@ log = logging.getLogger(__name__)
 
 #: Queue entries the informer loop processes per lock round trip.
 _BATCH = 64
-
-
-@runtime_checkable
-class ResourceEventHandler(Protocol):
-    """What an informer calls, on the handler's own listener thread, in order.
-
-    Handlers must not mutate the objects they receive.
-    """
-
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None: ...
-
-    def on_update(self, old: Any, new: Any) -> None: ...
-
-    def on_delete(self, obj: Any) -> None: ...
-
-
-class ResourceEventHandlerFuncs:
-    """A handler made of optional functions; missing ones ignore the event.
-
-    ``add_func`` may take ``(obj)`` or ``(obj, is_in_initial_list)``; pass
-    ``add_func_with_initial=True`` for the latter."""
-
-    def __init__(
-        self,
-        add_func: Callable[..., None] | None = None,
-        update_func: Callable[[Any, Any], None] | None = None,
-        delete_func: Callable[[Any], None] | None = None,
-        *,
-        add_func_with_initial: bool = False,
-    ) -> None:
-        self.add_func = add_func
-        self.update_func = update_func
-        self.delete_func = delete_func
-        self._with_initial = add_func_with_initial
-
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        if self.add_func is not None:
-            if self._with_initial:
-                self.add_func(obj, is_in_initial_list)
-            else:
-                self.add_func(obj)
-
-    def on_update(self, old: Any, new: Any) -> None:
-        if self.update_func is not None:
-            self.update_func(old, new)
-
-    def on_delete(self, obj: Any) -> None:
-        if self.delete_func is not None:
-            self.delete_func(obj)
-
-
-class FilteringResourceEventHandler:
-    """Passes to ``handler`` only objects for which ``filter_func`` is true.
-
-    An update whose old object passed and new one does not is delivered as a
-    delete of the old object; one that starts passing, as an add."""
-
-    def __init__(self, filter_func: Callable[[Any], bool], handler: ResourceEventHandler) -> None:
-        self.filter_func = filter_func
-        self.handler = handler
-
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        if self.filter_func(obj):
-            self.handler.on_add(obj, is_in_initial_list)
-
-    def on_update(self, old: Any, new: Any) -> None:
-        was, now = self.filter_func(old), self.filter_func(new)
-        if was and now:
-            self.handler.on_update(old, new)
-        elif now:
-            self.handler.on_add(new, False)
-        elif was:
-            self.handler.on_delete(old)
-
-    def on_delete(self, obj: Any) -> None:
-        target = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-        if self.filter_func(target):
-            self.handler.on_delete(obj)
-
-
-# --------------------------------------------------------------------------- listeners
-
-
-@dataclass(slots=True)
-class _Add:
-    obj: Any
-    initial: bool
-
-
-@dataclass(slots=True)
-class _Update:
-    old: Any
-    new: Any
-
-
-@dataclass(slots=True)
-class _Delete:
-    obj: Any
-
-
-@dataclass(slots=True)
-class _Synced:
-    """The informer synced and this listener got all of its initial list."""
-
-
-_STOP = object()
-_Notification = _Add | _Update | _Delete | _Synced
-
-
-def _describe(obj: Any) -> str:
-    try:
-        key = deletion_handling_meta_namespace_key(obj)
-    except Exception:  # noqa: BLE001 - only for a log line
-        key = "?"
-    target = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-    rv = get_resource_version(target) if isinstance(target, Mapping) else ""
-    return f"{key} (rv {rv or '?'})"
-
-
-class ResourceEventHandlerRegistration:
-    """One handler added to an informer: its listener thread and buffer.
-
-    ``has_synced()`` is true once the informer synced and this handler
-    returned from every ``on_add`` of its initial list. ``remove()`` stops
-    delivery and joins the thread. Thread-safe.
-    """
-
-    def __init__(
-        self,
-        informer: SharedIndexInformer,
-        handler: ResourceEventHandler,
-        resync_period: float,
-        name: str,
-    ) -> None:
-        self.handler = handler
-        self.resync_period = resync_period
-        self.name = name
-        self._informer = informer
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._cond = threading.Condition()
-        # Written only by the informer loop (the one producer), read anywhere:
-        self._puts = 0  # notifications put
-        # Guarded by _cond:
-        self._done = 0  # notifications handled (written by the listener thread)
-        self._synced = False
-        self._thread: threading.Thread | None = None
-        self._removed = False
-        self._next_resync = 0.0
-
-    # producer side (informer loop)
-    def _put(self, item: _Notification) -> None:
-        # Only the informer loop calls this: the counter needs no lock.
-        self._puts += 1
-        self._queue.put(item)
-
-    def _start(self) -> None:
-        thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-        with self._cond:
-            self._thread = thread
-        thread.start()
-
-    def _stop(self) -> None:
-        with self._cond:
-            thread = self._thread
-        self._queue.put(_STOP)
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is _STOP:
-                return
-            try:
-                self._deliver(item)
-            finally:
-                with self._cond:
-                    self._done += 1
-                    if isinstance(item, _Synced):
-                        self._synced = True
-                    if isinstance(item, _Synced) or self._done >= self._puts:
-                        self._cond.notify_all()
-            if isinstance(item, _Synced):
-                self._informer._registration_synced(self)
-
-    def _deliver(self, item: _Notification) -> None:
-        try:
-            match item:
-                case _Add(obj, initial):
-                    self.handler.on_add(obj, initial)
-                case _Update(old, new):
-                    self.handler.on_update(old, new)
-                case _Delete(obj):
-                    self.handler.on_delete(obj)
-                case _Synced():
-                    pass
-        except Exception:
-            obj = getattr(item, "obj", None) or getattr(item, "new", None)
-            log.exception(
-                "%s: handler %s raised on %s of %s",
-                self._informer.name,
-                type(self.handler).__name__,
-                type(item).__name__.strip("_").lower(),
-                _describe(obj),
-            )
-
-    # consumer-facing
-    def has_synced(self) -> bool:
-        """Whether this handler has processed its whole initial list."""
-        with self._cond:
-            return self._synced
-
-    def wait_synced(self, timeout: float | None = None) -> bool:
-        """Block until :meth:`has_synced` or ``timeout``; returns it."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self._synced or self._removed, timeout) and (
-                self._synced
-            )
-
-    def pending(self) -> int:
-        """Notifications buffered or being handled right now."""
-        with self._cond:
-            return max(0, self._puts - self._done)
-
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until the buffer is empty and the handler is not running."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self._done >= self._puts, timeout)
-
-    def remove(self) -> None:
-        """Stop delivering to this handler and join its thread. Idempotent."""
-        self._informer._remove(self)
-        with self._cond:
-            self._removed = True
-            self._cond.notify_all()
-
-    def __repr__(self) -> str:
-        return f"<ResourceEventHandlerRegistration {self.name}>"
-
-
-class _SignalBridge:
-    """Sends the informer's blinker signals (a handler like any other)."""
-
-    def __init__(self, informer: SharedIndexInformer) -> None:
-        self._informer = informer
-
-    # send_to_each, not Signal.send: one raising receiver must not keep the
-    # others (a ResourceTracker, say) from seeing the event.
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        if _signals.added.receivers:
-            _signals.send_to_each(
-                _signals.added, self._informer, obj=obj, is_in_initial_list=is_in_initial_list
-            )
-
-    def on_update(self, old: Any, new: Any) -> None:
-        if _signals.updated.receivers:
-            _signals.send_to_each(_signals.updated, self._informer, old=old, new=new)
-
-    def on_delete(self, obj: Any) -> None:
-        if _signals.deleted.receivers:
-            _signals.send_to_each(_signals.deleted, self._informer, obj=obj)
-
-
-# --------------------------------------------------------------------------- informer
 
 
 class SharedIndexInformer:
@@ -356,66 +102,62 @@ class SharedIndexInformer:
         self.name = name or (
             getattr(getattr(lister_watcher, "resource", None), "plural", "") or "informer"
         )
+        # Never change after construction:
         self._lw = lister_watcher
-        self._index_failures: LRUCache[tuple[str, str], bool] = LRUCache(maxsize=10_000)
         self._indexer = Indexer(
             indexers=dict(indexers or {}), on_index_error=self._index_function_failed
         )
         self._default_resync = resync_period
-        self._resync_check = resync_period
         self._reflector_config = reflector_config or ReflectorConfig(description=self.name)
         self._clock = clock
         self._backoff = backoff
+        self._stop_event = threading.Event()
+        self._synced_event = threading.Event()  # set by the loop, once
+        # Used by the loop thread only (the one caller of _index_function_failed):
+        self._index_failures: LRUCache[tuple[str, str], bool] = LRUCache(maxsize=10_000)
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
-        # Guarded by _lock:
-        self._processed = 0  # queue entries applied (written by the loop thread only)
-        self._idle_waiters = 0  # threads in wait_idle()
+        # Loop iterations finished (a batch of entries, or an admission);
+        # wait_idle waits for it to move. Written by the loop thread alone,
+        # without the lock; read under it (see _progressed: no lost wake-up).
+        self._progress = 0
+        # --- guarded by _lock -------------------------------------------------
+        self._idle_waiters = 0  # threads in wait_idle(); read by the loop without the lock
+        # The reflector's resync check period: the shortest handler period
+        # before start, fixed once started.
+        self._resync_check = resync_period
         self._transform: TransformFunc | None = None
         self._error_handler: WatchErrorHandler | None = None
-        self._registrations: tuple[ResourceEventHandlerRegistration, ...] = ()
-        self._joining: list[ResourceEventHandlerRegistration] = []
-        self._syncing: frozenset[ResourceEventHandlerRegistration] = frozenset()
         self._started = False
         self._stopped = False
         self._threads: list[threading.Thread] = []
         self._fifo: RealFIFO | None = None
         self._reflector: Reflector | None = None
-        self._synced_sent = False
-        self._counter = itertools.count()
-        self._stop_event = threading.Event()
-        self._synced_event = threading.Event()
-        self._bridge = self._new_registration(_SignalBridge(self), 0.0)
+        # ----------------------------------------------------------------------
+        # The registrations, their threads and resync schedule (its own lock).
+        self._processor = SharedProcessor(self.name, clock, self._wake_loop)
+        self._bridge = self._processor.add(
+            signals.SignalBridge(self), 0.0, gate=signals.has_event_receivers
+        )
 
     def __repr__(self) -> str:
         return f"<SharedIndexInformer {self.name}>"
 
     # ------------------------------------------------------------------ configuration
 
-    def _new_registration(
-        self, handler: ResourceEventHandler, resync: float
-    ) -> ResourceEventHandlerRegistration:
-        n = next(self._counter)
-        reg = ResourceEventHandlerRegistration(self, handler, resync, f"listener-{self.name}-{n}")
-        with self._lock:
-            started = self._started and not self._stopped
-            if started:
-                self._joining.append(reg)
-            else:
-                self._registrations = (*self._registrations, reg)
-        if started:
-            reg._next_resync = self._clock.now() + resync
-            reg._start()
-            self._kick()
-        return reg
-
     def add_event_handler(
-        self, handler: ResourceEventHandler, resync_period: float | None = None
+        self,
+        handler: ResourceEventHandler,
+        resync_period: float | None = None,
+        *,
+        deliver_existing: bool = True,
     ) -> ResourceEventHandlerRegistration:
         """Register a handler; returns its registration. Added after start,
-        it first receives the current contents (``is_in_initial_list=True``).
-        ``resync_period`` defaults to the informer's; after start it cannot
-        be shorter than the informer's resync check period."""
+        it first receives the current contents (``is_in_initial_list=True``)
+        unless ``deliver_existing`` is False (then it receives only the changes
+        from its admission on, and is synced once admitted after the informer
+        synced). ``resync_period`` defaults to the informer's; after start it
+        cannot be shorter than the informer's resync check period."""
         period = self._default_resync if resync_period is None else resync_period
         with self._lock:
             if self._stopped:
@@ -425,7 +167,7 @@ class SharedIndexInformer:
                     period = max(period, self._resync_check) if self._resync_check > 0 else 0.0
                 elif self._resync_check <= 0 or period < self._resync_check:
                     self._resync_check = period
-        return self._new_registration(handler, period)
+        return self._processor.add(handler, period, deliver_existing=deliver_existing)
 
     def add_indexers(self, indexers: Indexers) -> None:
         """Add indexes to the cache (also after start). Raises
@@ -507,37 +249,46 @@ class SharedIndexInformer:
 
     def registrations(self) -> list[ResourceEventHandlerRegistration]:
         """The handlers' registrations (not the internal signal bridge)."""
-        with self._lock:
-            regs = [*self._registrations, *self._joining]
-        return [r for r in regs if r is not self._bridge]
+        return [r for r in self._processor.registrations() if r is not self._bridge]
 
     def is_stopped(self) -> bool:
+        """Whether :meth:`stop` was called."""
         with self._lock:
             return self._stopped
 
     def wait_idle(self, timeout: float = 5.0) -> bool:
-        """Block until the queue is drained and every handler is idle: the
-        deterministic point tests compare against (events still arriving from
-        the server may make it busy again). Returns False on timeout."""
-        deadline = self._clock.now() + timeout
+        """Block until every queued entry has been applied (none is being
+        processed either), every handler added so far has been admitted, and
+        every handler is idle: the deterministic point tests compare against
+        (events still arriving from the server may make it busy again).
+        ``timeout`` is in real seconds; returns False when it passed."""
+        deadline = REAL_CLOCK.now() + timeout
         with self._lock:
             fifo = self._fifo
-        while fifo is not None and len(fifo) > 0 and not self.is_stopped():
-            if not self._wait_processed(deadline):
-                return False
-        for reg in [self._bridge, *self.registrations()]:
-            if not reg.wait_idle(max(0.0, deadline - self._clock.now())):
+        if fifo is not None:
+            while True:
+                with self._cond:
+                    if self._stopped:
+                        break
+                    seen = self._progress
+                # Read after ``seen``: progress made since is not missed.
+                if fifo.pending() == 0 and not self._processor.has_joining():
+                    break
+                if not self._wait_progress(seen, deadline):
+                    return False
+        for reg in self._processor.registrations():
+            if not reg.wait_idle(max(0.0, deadline - REAL_CLOCK.now())):
                 return False
         return True
 
-    def _wait_processed(self, deadline: float) -> bool:
+    def _wait_progress(self, seen: int, deadline: float) -> bool:
+        """Wait until the loop moved on from ``seen`` (or stop, or deadline)."""
         with self._cond:
-            seen = self._processed
             self._idle_waiters += 1
             try:
                 return self._cond.wait_for(
-                    lambda: self._processed > seen or self._stopped,
-                    max(0.0, deadline - self._clock.now()),
+                    lambda: self._progress != seen or self._stopped,
+                    max(0.0, deadline - REAL_CLOCK.now()),
                 )
             finally:
                 self._idle_waiters -= 1
@@ -552,33 +303,30 @@ class SharedIndexInformer:
             self._started = True
             transform = self._transform
             handler = self._error_handler
-            regs = self._registrations
+            resync_check = self._resync_check
         fifo = RealFIFO(known_objects=self._indexer, transform=transform)
         reflector = Reflector(
             self._lw,
             fifo,
             config=self._reflector_config,
             name=f"reflector-{self.name}",
-            resync_period=self._resync_check,
-            should_resync=self._should_resync,
+            resync_period=resync_check,
+            should_resync=self._processor.should_resync,
             watch_error_handler=handler,
             clock=self._clock,
             backoff=self._backoff,
         )
-        with self._lock:
-            self._fifo = fifo
-            self._reflector = reflector
-        now = self._clock.now()
-        for reg in regs:
-            reg._next_resync = now + reg.resync_period
-            reg._start()
         loop = threading.Thread(target=self._loop, args=(fifo,), name=f"informer-{self.name}")
         refl = threading.Thread(
             target=reflector.run, args=(self._stop_event,), name=f"reflector-{self.name}"
         )
         loop.daemon = refl.daemon = True
         with self._lock:
+            self._fifo = fifo
+            self._reflector = reflector
             self._threads = [refl, loop]
+        # From here on, handlers join (the loop admits them).
+        self._processor.start()
         loop.start()
         refl.start()
         log.info("%s: informer started", self.name)
@@ -604,54 +352,33 @@ class SharedIndexInformer:
             self._cond.notify_all()
             threads = self._threads
             fifo = self._fifo
-            regs = (*self._registrations, *self._joining)
         self._stop_event.set()
         if fifo is not None:
             fifo.close()
         for t in threads:
             t.join(timeout)
-        for reg in regs:
-            reg._stop()
+        self._processor.stop()
         log.info("%s: informer stopped", self.name)
 
-    # ------------------------------------------------------------------ internals
+    # ------------------------------------------------------------------ the loop
 
-    def _kick(self) -> None:
-        # Wake the loop so it admits late handlers. Before the first sync the
-        # initial relist is on its way and will do it (a bookmark must not be
-        # mistaken for that relist).
+    def _wake_loop(self) -> None:
+        # A handler joined after start: the loop admits it between entries.
         with self._lock:
             fifo = self._fifo
-        if fifo is not None and self._synced_event.is_set():
-            fifo.bookmark(fifo.last_resource_version())
-
-    def _remove(self, reg: ResourceEventHandlerRegistration) -> None:
-        with self._lock:
-            self._registrations = tuple(r for r in self._registrations if r is not reg)
-            if reg in self._joining:
-                self._joining.remove(reg)
-        reg._stop()
-
-    def _registration_synced(self, reg: ResourceEventHandlerRegistration) -> None:
-        if reg is self._bridge and _signals.synced.receivers:
-            _signals.send_to_each(_signals.synced, self)
-
-    def _should_resync(self) -> bool:
-        now = self._clock.now()
-        with self._lock:
-            due = frozenset(
-                r for r in self._registrations if r.resync_period > 0 and now >= r._next_resync
-            )
-            for r in due:
-                r._next_resync = now + r.resync_period
-            self._syncing = due
-        return bool(due)
+        if fifo is not None:
+            fifo.wake()
 
     def _loop(self, fifo: RealFIFO) -> None:
+        processor = self._processor
         while True:
+            if processor.has_joining() and processor.admit_joining(
+                self._indexer.list, self._synced_event.is_set(), fifo.last_resource_version()
+            ):
+                self._progressed()
             # Several entries per wake-up, each processed exactly as one pop().
             try:
-                done = fifo.pop_batch(self._process, _BATCH)
+                fifo.pop_batch(self._process, _BATCH)
             except FIFOClosedError:
                 return
             except Exception:
@@ -662,159 +389,78 @@ class SharedIndexInformer:
                 log.exception(
                     "%s: applying a queue entry failed; the cache misses that change", self.name
                 )
-                done = 1
-            self._processed += done  # only this thread writes it
-            if self._idle_waiters:
-                with self._cond:
-                    self._cond.notify_all()
+            self._progressed()
 
-    def _admit_joining(self) -> None:
-        if not self._joining:  # racy read: a joiner missed now is admitted next entry
-            return
-        with self._lock:
-            joining, self._joining = self._joining, []
-            synced = self._synced_event.is_set()
-        if not joining:
-            return
-        snapshot = self._indexer.list()
-        for reg in joining:
-            for obj in snapshot:
-                reg._put(_Add(obj, True))
-            if synced:
-                reg._put(_Synced())
-        with self._lock:
-            self._registrations = (*self._registrations, *joining)
+    def _progressed(self) -> None:
+        # Lock-free unless someone waits: the loop writes _progress, then
+        # reads _idle_waiters; wait_idle raises _idle_waiters, then reads
+        # _progress (both under the GIL's sequential consistency), so at least
+        # one of them sees the other's write: a waiter either finds the
+        # progress made or is notified.
+        self._progress += 1
+        if self._idle_waiters:
+            with self._cond:
+                self._cond.notify_all()
 
-    def _process(self, deltas: list[Delta], is_in_initial_list: bool) -> None:
-        self._admit_joining()
-        with self._lock:
-            regs = self._registrations
-            syncing = self._syncing
-        relist = len(deltas) > 1 or (deltas and deltas[0].type is DeltaType.REPLACED)
-        if relist:
-            self._apply_relist(deltas, is_in_initial_list, regs, syncing)
+    def _process(self, entry: Entry, is_in_initial_list: bool) -> None:
+        if type(entry) is Relist:
+            self._apply_relist(entry, is_in_initial_list)
+            first_sync = not self._synced_event.is_set()
         else:
-            for delta in deltas:
-                self._apply_one(delta, is_in_initial_list, regs, syncing)
-        if not self._synced_event.is_set() and any(
-            d.type in (DeltaType.REPLACED, DeltaType.BOOKMARK) for d in deltas
-        ):
+            delta = entry[0]
+            self._apply_one(delta, is_in_initial_list)
+            first_sync = delta.type is DeltaType.BOOKMARK and not self._synced_event.is_set()
+        if first_sync:
             # Entries are applied in order by this one thread: once the first
             # relist is applied, so is everything queued before it.
             self._synced_event.set()
             log.info("%s: synced (%d objects)", self.name, len(self._indexer))
-            for reg in regs:
-                reg._put(_Synced())
+            self._processor.distribute_synced()
 
-    def _notify(
-        self,
-        item: _Notification,
-        regs: Iterable[ResourceEventHandlerRegistration],
-        syncing: frozenset[ResourceEventHandlerRegistration],
-        *,
-        is_sync: bool = False,
-    ) -> None:
-        quiet = not (
-            _signals.added.receivers or _signals.updated.receivers or _signals.deleted.receivers
-        )
-        for reg in regs:
-            if is_sync and reg not in syncing:
-                continue
-            if reg is self._bridge and quiet:
-                continue  # nobody listens to the signals: save the hand-off
-            reg._put(item)
-
-    def _apply_one(
-        self,
-        delta: Delta,
-        initial: bool,
-        regs: tuple[ResourceEventHandlerRegistration, ...],
-        syncing: frozenset[ResourceEventHandlerRegistration],
-    ) -> None:
-        obj = delta.object
+    def _apply_one(self, delta: Delta, initial: bool) -> None:
         kind = delta.type
         if kind is DeltaType.BOOKMARK:
             return
+        obj = delta.object
         indexer = self._indexer
         if kind is DeltaType.DELETED:
             indexer.delete(obj)
-            self._notify(_Delete(obj), regs, syncing)
+            self._processor.distribute(DeleteNotification(obj))
             return
         # One key computation and one lock for the read and the write.
-        old = indexer._upsert_keyed(indexer._key(obj), obj)
+        old = indexer.upsert(indexer.key_of(obj), obj)
         if old is not None:
-            self._notify(_Update(old, obj), regs, syncing, is_sync=kind is DeltaType.SYNC)
+            self._processor.distribute(UpdateNotification(old, obj), kind is DeltaType.SYNC)
         else:
-            self._notify(_Add(obj, initial), regs, syncing)
+            self._processor.distribute(AddNotification(obj, initial))
 
-    def _apply_relist(
-        self,
-        deltas: list[Delta],
-        initial: bool,
-        regs: tuple[ResourceEventHandlerRegistration, ...],
-        syncing: frozenset[ResourceEventHandlerRegistration],
-    ) -> None:
-        # The queue hands its keys along: its key function (the deletion-
-        # handling one) and the indexer's (meta_namespace_key) agree on every
-        # plain-dict object, so those keys are reused; anything else is keyed
-        # by the indexer itself (raising ObjectKeyError as get() would).
-        given = deltas.keys if isinstance(deltas, _KeyedDeltas) else None
-        key_of = self._indexer._key
-        rv = ""
-        keys: list[str] = []
-        listed: list[Any] = []
-        for i, delta in enumerate(deltas):
-            kind = delta.type
-            if kind is DeltaType.BOOKMARK:
-                rv = str(delta.object)
-            elif kind is not DeltaType.DELETED:
-                obj = delta.object
-                listed.append(obj)
-                keys.append(given[i] if given is not None and type(obj) is dict else key_of(obj))
-        olds = iter(self._indexer._get_many(keys))
+    def _apply_relist(self, relist: Relist, initial: bool) -> None:
+        objects = relist.objects
+        # The queue's key function (the deletion-handling one) and the
+        # indexer's (meta_namespace_key) agree on every plain-dict object, so
+        # those keys are reused; anything else is keyed by the indexer itself
+        # (raising ObjectKeyError as get() would).
+        key_of = self._indexer.key_of
+        keys = [
+            key if type(obj) is dict else key_of(obj)
+            for key, obj in zip(relist.keys, objects, strict=True)
+        ]
+        olds = self._indexer.get_many(keys)
         # Parallel lists (no tuple per object): the notification, and whether
         # it is a resync (same resource version as the cached object).
-        notes: list[_Notification] = []
+        notes: list[Notification] = []
         syncs: list[bool] = []
-        for delta in deltas:
-            kind = delta.type
-            if kind is DeltaType.BOOKMARK:
-                continue
-            obj = delta.object
-            if kind is DeltaType.DELETED:
-                notes.append(_Delete(obj))
-                syncs.append(False)
-                continue
-            old = next(olds)
+        add_note, add_sync = notes.append, syncs.append
+        for obj, old in zip(objects, olds, strict=True):
             if old is None:
-                notes.append(_Add(obj, initial))
-                syncs.append(False)
+                add_note(AddNotification(obj, initial))
+                add_sync(False)
             else:
-                notes.append(_Update(old, obj))
-                syncs.append(get_resource_version(old) == get_resource_version(obj) != "")
+                add_note(UpdateNotification(old, obj))
+                add_sync(get_resource_version(old) == get_resource_version(obj) != "")
+        for tombstone in relist.deleted:
+            add_note(DeleteNotification(tombstone))
+            add_sync(False)
         # Later duplicates win, as in Indexer.replace.
-        self._indexer._replace_keyed(dict(zip(keys, listed, strict=True)), rv)
-        self._notify_relist(notes, syncs, regs, syncing)
-
-    def _notify_relist(
-        self,
-        notes: list[_Notification],
-        syncs: list[bool],
-        regs: tuple[ResourceEventHandlerRegistration, ...],
-        syncing: frozenset[ResourceEventHandlerRegistration],
-    ) -> None:
-        """:meth:`_notify` for each notification of a relist, in order
-        (``syncs[i]``: is ``notes[i]`` a resync), asking once (not per object)
-        whether anyone listens to the signals (a receiver connecting meanwhile
-        gets the next entry's)."""
-        quiet = not (
-            _signals.added.receivers or _signals.updated.receivers or _signals.deleted.receivers
-        )
-        targets = [
-            (reg in syncing, reg._put) for reg in regs if not (reg is self._bridge and quiet)
-        ]
-        for note, is_sync in zip(notes, syncs, strict=True):
-            for in_syncing, put in targets:
-                if is_sync and not in_syncing:
-                    continue
-                put(note)
+        self._indexer.replace_items(dict(zip(keys, objects, strict=True)), relist.resource_version)
+        self._processor.distribute_relist(notes, syncs, relist.resource_version)

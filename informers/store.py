@@ -1,17 +1,28 @@
-"""The object cache: the :class:`Store` and :class:`IndexedStore` protocols and
-:class:`Indexer`, their thread-safe implementation.
+"""The object cache: the :class:`Store` and :class:`IndexedStore` protocols,
+the keyed :class:`ThreadSafeStore` and the :class:`Indexer` over it.
 
-An :class:`Indexer` maps keys (see :mod:`informers.objects`) to objects and
-keeps any number of *indexes*: an index function maps an object to zero or
-more strings, and the index answers "which objects map to this value?"
-(:meth:`Indexer.by_index`) without scanning the store.
+Two layers, as in client-go (``thread_safe_store.go`` under ``store.go``):
+
+* :class:`ThreadSafeStore` maps keys the caller computed to objects and keeps
+  any number of *indexes*: an index function maps an object to zero or more
+  strings, and the index answers "which objects map to this value?"
+  (:meth:`~ThreadSafeStore.by_index`) without scanning the store. Its writes
+  take keys: :meth:`~ThreadSafeStore.upsert` (returning the object it
+  replaced), :meth:`~ThreadSafeStore.delete_key`,
+  :meth:`~ThreadSafeStore.replace_items` (precomputed keys); its reads include
+  :meth:`~ThreadSafeStore.get_many` (many keys, one snapshot). The informer
+  writes through this layer, so every change costs one key computation.
+* :class:`Indexer` is a :class:`ThreadSafeStore` that computes the keys
+  itself with its key function (see :mod:`informers.objects`): the
+  object-taking :class:`IndexedStore` API (``add``, ``update``, ``delete``,
+  ``replace``, ``get``) that listers, trackers and users know.
 
 Thread-safety: every method may be called from any thread. One lock guards the
-items and the indexes; each read takes a snapshot under it and returns a list
-the caller owns, so readers never see a half-applied write (in particular
-never a half-applied :meth:`~Indexer.replace`). Key and index functions are
-user code and run *outside* the lock, before anything changes: when one of
-them raises, the store is left exactly as it was.
+items and the indexes; each method takes it once, each read takes a snapshot
+under it and returns a list the caller owns, so readers never see a
+half-applied write (in particular never a half-applied replace). Key and index
+functions are user code and run *outside* the lock, before anything changes:
+when one of them raises, the store is left exactly as it was.
 
 The objects themselves are shared, not copied: they are read-only by contract
 (an object mutated in place is not re-indexed, and other readers would see it
@@ -32,9 +43,16 @@ from informers.errors import (
     ObjectKeyError,
     UnknownIndexError,
 )
-from informers.objects import Indexers, IndexFunc, KeyFunc, meta_namespace_key
+from informers.objects import (
+    Indexers,
+    IndexFunc,
+    KeyFunc,
+    deletion_handling_meta_namespace_key,
+    meta_namespace_key,
+    meta_namespace_keys,
+)
 
-__all__ = ["IndexedStore", "Indexer", "Store"]
+__all__ = ["IndexedStore", "Indexer", "Store", "ThreadSafeStore"]
 
 logger = logging.getLogger(__name__)
 
@@ -190,31 +208,30 @@ def _reindex(index: _Index, key: str, old: _Values, new: _Values) -> None:
             present[key] = None
 
 
-class Indexer:
-    """Thread-safe keyed store with incrementally maintained indexes.
+class ThreadSafeStore:
+    """Keyed, thread-safe object store with incrementally maintained indexes.
 
-    ``key_func`` makes the key of an object (default
-    :func:`~informers.meta_namespace_key`); ``indexers`` maps index names to
-    index functions (each returns the list of strings an object is indexed
-    under).
+    The caller computes the keys (the :class:`Indexer` over this class does it
+    with a key function); ``indexers`` maps index names to index functions
+    (each returns the list of strings an object is indexed under).
 
     Contract:
 
-    * Writes (:meth:`add`, :meth:`update`, :meth:`delete`, :meth:`replace`,
+    * Writes (:meth:`upsert`, :meth:`delete_key`, :meth:`replace_items`,
       :meth:`add_indexers`) are atomic: a reader sees the state before or
-      after, never between. :meth:`replace` swaps items and indexes at once.
+      after, never between. :meth:`replace_items` swaps items and indexes at
+      once.
     * An update re-indexes only the index values that changed; a value that no
       key is indexed under any more is dropped, so indexes never grow
       without bound.
     * Readers get lists they own; the objects in them are shared and
       read-only. ``by_index`` costs a dict lookup plus one list build.
-    * Errors leave the store unchanged: a key function that fails raises
-      :class:`~informers.ObjectKeyError`; an index function that raises or
+    * Errors leave the store unchanged: an index function that raises or
       returns something other than a list of strings raises
       :class:`~informers.IndexFunctionError` naming the index and the key
-      (for :meth:`replace` and :meth:`add_indexers` too: all or nothing).
-      Unless ``on_index_error`` is given: then :meth:`add`, :meth:`update`
-      and :meth:`replace` store the object anyway, indexed under no value in
+      (for :meth:`replace_items` and :meth:`add_indexers` too: all or nothing).
+      Unless ``on_index_error`` is given: then :meth:`upsert` and
+      :meth:`replace_items` store the object anyway, indexed under no value in
       the failing index, and call ``on_index_error`` with the
       :class:`~informers.IndexFunctionError` (outside the lock; what it
       raises propagates; a write racing :meth:`add_indexers` may report the
@@ -223,9 +240,9 @@ class Indexer:
       relist (:meth:`add_indexers` still raises: its caller is right there).
       An unknown index name raises :class:`~informers.UnknownIndexError`;
       registering a name twice raises :class:`~informers.IndexConflictError`.
-    * Key and index functions run outside the lock (so they must not assume
-      they see the store's current state) and may be called again if indexes
-      are added concurrently. One exception: when objects keep changing while
+    * Index functions run outside the lock (so they must not assume they see
+      the store's current state) and may be called again if indexes are added
+      concurrently. One exception: when objects keep changing while
       :meth:`add_indexers` indexes them, its last round runs the *new* index
       functions on the few objects still changing while holding the lock (so
       index functions must never touch the store). Nothing else blocks except
@@ -234,12 +251,10 @@ class Indexer:
 
     def __init__(
         self,
-        key_func: KeyFunc = meta_namespace_key,
         indexers: Indexers | None = None,
         *,
         on_index_error: Callable[[IndexFunctionError], None] | None = None,
     ) -> None:
-        self._key_func = key_func
         self._on_index_error = on_index_error
         self._lock = threading.Lock()
         # --- guarded by _lock ---------------------------------------------
@@ -263,44 +278,21 @@ class Indexer:
     def __repr__(self) -> str:
         with self._lock:
             count, names = len(self._items), sorted(self._indexers)
-        return f"<Indexer: {count} objects, indexes {names}>"
+        return f"<{type(self).__name__}: {count} objects, indexes {names}>"
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._items)
 
-    # ----------------------------------------------------------------- keys
-
-    def _key(self, obj: Any) -> str:
-        try:
-            key = self._key_func(obj)
-        except ObjectKeyError:
-            raise
-        except Exception as err:
-            raise ObjectKeyError(
-                f"key function failed for a {type(obj).__name__}: {type(err).__name__}: {err}"
-            ) from err
-        if type(key) is not str:
-            raise ObjectKeyError(f"key function returned a {type(key).__name__}, not a str")
-        return key
-
     # --------------------------------------------------------------- writes
 
-    def add(self, obj: Any) -> None:
-        """Store ``obj`` under its key, replacing any object with that key."""
-        self._put(obj)
+    def upsert(self, key: str, obj: Any) -> Any | None:
+        """Store ``obj`` under ``key``; return the object it replaced (``None``
+        for a new key), read under the same lock acquisition as the write.
 
-    def update(self, obj: Any) -> None:
-        """Store ``obj`` under its key (identical to :meth:`add`)."""
-        self._put(obj)
-
-    def _put(self, obj: Any) -> None:
-        self._upsert_keyed(self._key(obj), obj)
-
-    def _upsert_keyed(self, key: str, obj: Any) -> Any | None:
-        """Internal: :meth:`add` with the key already computed (as this
-        store's key function makes it); returns the object it replaced, or
-        ``None`` for a new key, read under the same lock acquisition."""
+        The index functions run on ``obj`` first, outside the lock (again if
+        indexes are added meanwhile); the lock is then taken once.
+        """
         while True:
             indexers = self._indexers
             computed = _compute(indexers, key, obj, self._on_index_error)
@@ -324,35 +316,28 @@ class Indexer:
                 del values[key]
             _reindex(self._indices[name], key, old, new)
 
-    def delete(self, obj: Any) -> None:
-        """Remove the object with the key of ``obj``; an unknown key is a no-op."""
-        key = self._key(obj)
+    def delete_key(self, key: str) -> Any | None:
+        """Remove the object stored under ``key`` and return it (``None``, and
+        nothing changes, for an unknown key). Takes the lock once; runs no
+        user code."""
         with self._lock:
-            if key not in self._items:
-                return
-            del self._items[key]
+            old = self._items.pop(key, _MISSING)
+            if old is _MISSING:
+                return None
             for name, values in self._values.items():
-                old = values.pop(key, _NO_VALUES)
-                if old:
-                    _reindex(self._indices[name], key, old, _NO_VALUES)
+                gone = values.pop(key, _NO_VALUES)
+                if gone:
+                    _reindex(self._indices[name], key, gone, _NO_VALUES)
+            return old
 
-    def replace(self, objects: Iterable[Any], resource_version: str) -> None:
-        """Make ``objects`` the whole content of the store, atomically.
+    def replace_items(self, items: dict[str, Any], resource_version: str = "") -> None:
+        """Make ``items`` (key -> object) the whole content, atomically.
 
-        The new items and indexes are built outside the lock and swapped in
-        at once; if a key or index function fails nothing changes. When two
-        objects have the same key the later one wins. ``resource_version`` is
-        accepted for the :class:`Store` protocol and not used.
+        Takes ownership of ``items`` (do not use it afterwards). The indexes
+        are built outside the lock and swapped in with the items at once; if
+        an index function fails (without ``on_index_error``) nothing changes.
+        ``resource_version`` only goes into a debug log line.
         """
-        items: dict[str, Any] = {}
-        for obj in objects:
-            items[self._key(obj)] = obj
-        self._replace_keyed(items, resource_version)
-
-    def _replace_keyed(self, items: dict[str, Any], resource_version: str) -> None:
-        """Internal: :meth:`replace` with the keys already computed (``items``
-        maps each object's key, as this store's key function makes it, to the
-        object). Takes ownership of ``items``."""
         on_error = self._on_index_error
         while True:
             indexers = self._indexers
@@ -370,9 +355,6 @@ class Indexer:
         logger.debug(
             "store replaced: %d objects at resourceVersion %s", len(items), resource_version
         )
-
-    def resync(self) -> None:
-        """Does nothing: this store keeps no state that needs resyncing."""
 
     def add_indexers(self, indexers: Indexers) -> None:
         """Register more indexes and index the objects already stored.
@@ -404,7 +386,7 @@ class Indexer:
         def index_objects(objects: Mapping[str, Any]) -> None:
             for key, obj in objects.items():
                 computed = _compute(new, key, obj)
-                self._forget(values, indices, key)
+                _forget(values, indices, key)
                 for name, vals in computed.items():
                     if vals:
                         values[name][key] = vals
@@ -419,7 +401,7 @@ class Indexer:
                 self._check_conflict_locked(new)
                 items = self._items
                 for key in [k for k in done if k not in items]:
-                    self._forget(values, indices, key)
+                    _forget(values, indices, key)
                     del done[key]
                 pending = {k: o for k, o in items.items() if done.get(k, _MISSING) is not o}
                 if pending and rounds >= _ADD_INDEXERS_ROUNDS:
@@ -435,34 +417,12 @@ class Indexer:
                     self._values.update(values)
                     return
 
-    @staticmethod
-    def _forget(
-        values: dict[str, dict[str, _Values]], indices: dict[str, _Index], key: str
-    ) -> None:
-        for name, by_key in values.items():
-            old = by_key.pop(key, _NO_VALUES)
-            if old:
-                _reindex(indices[name], key, old, _NO_VALUES)
-
     def _check_conflict_locked(self, new: Mapping[str, IndexFunc]) -> None:
         conflicts = sorted(name for name in new if name in self._indexers)
         if conflicts:
             raise IndexConflictError(conflicts)
 
     # ---------------------------------------------------------------- reads
-
-    def get(self, obj: Any) -> Any | None:
-        """The stored object with the key of ``obj``, or ``None``."""
-        key = self._key(obj)
-        with self._lock:
-            return self._items.get(key)
-
-    def _get_many(self, keys: Iterable[str]) -> builtins.list[Any | None]:
-        """Internal: ``[get_by_key(k) for k in keys]`` read under one lock
-        acquisition (one consistent snapshot)."""
-        with self._lock:
-            get = self._items.get
-            return [get(key) for key in keys]
 
     def get_by_key(self, key: str) -> Any | None:
         """The stored object with ``key``, or ``None``."""
@@ -472,6 +432,13 @@ class Indexer:
             return self._items.get(key)
         finally:
             lock.release()
+
+    def get_many(self, keys: Iterable[str]) -> builtins.list[Any | None]:
+        """``[get_by_key(k) for k in keys]``, read under one lock acquisition
+        (one consistent snapshot); ``None`` for each unknown key."""
+        with self._lock:
+            get = self._items.get
+            return [get(key) for key in keys]
 
     def list(self) -> builtins.list[Any]:
         """All stored objects, in a new list (in no guaranteed order)."""
@@ -525,11 +492,7 @@ class Indexer:
         try:
             wanted = _index_values(func, obj)
         except _IndexFuncFailedError as err:
-            try:
-                key = self._key(obj)
-            except ObjectKeyError:
-                key = "<no key>"
-            raise IndexFunctionError(index_name, key, str(err)) from err.__cause__
+            raise IndexFunctionError(index_name, self._describe(obj), str(err)) from err.__cause__
         with self._lock:
             index = self._indices[index_name]
             items = self._items
@@ -539,6 +502,10 @@ class Indexer:
             for value in wanted:
                 keys.update(index.get(value, {}))
             return [items[key] for key in keys]
+
+    def _describe(self, obj: Any) -> str:
+        """How an error message names ``obj`` (this layer knows no keys)."""
+        return "<no key>"
 
     def list_index_func_values(self, index_name: str) -> builtins.list[str]:
         """Every value at least one object is indexed under in ``index_name``."""
@@ -551,6 +518,108 @@ class Indexer:
     def get_indexers(self) -> dict[str, IndexFunc]:
         """The registered index functions by name, in a new dict."""
         return dict(self._indexers)
+
+
+def _forget(values: dict[str, dict[str, _Values]], indices: dict[str, _Index], key: str) -> None:
+    """Drop ``key`` from indexes being built (``values``/``indices``)."""
+    for name, by_key in values.items():
+        old = by_key.pop(key, _NO_VALUES)
+        if old:
+            _reindex(indices[name], key, old, _NO_VALUES)
+
+
+#: Key functions that agree with meta_namespace_key on plain-dict objects, so
+#: a batch of objects can be keyed with meta_namespace_keys.
+_BATCH_KEY_FUNCS: tuple[KeyFunc, ...] = (meta_namespace_key, deletion_handling_meta_namespace_key)
+
+
+class Indexer(ThreadSafeStore):
+    """The :class:`IndexedStore`: a :class:`ThreadSafeStore` that computes the
+    keys of the objects it is given with ``key_func`` (default
+    :func:`~informers.meta_namespace_key`).
+
+    Everything :class:`ThreadSafeStore` promises holds (atomic writes, lists
+    the caller owns, shared read-only objects, errors leaving the store
+    unchanged, ``on_index_error``); in addition a key function that fails
+    raises :class:`~informers.ObjectKeyError` (for :meth:`replace`: before
+    anything changes). The key function runs outside the lock, like the index
+    functions. The keyed methods of :class:`ThreadSafeStore` stay available,
+    for callers that computed the key already (with :meth:`key_of`).
+    """
+
+    def __init__(
+        self,
+        key_func: KeyFunc = meta_namespace_key,
+        indexers: Indexers | None = None,
+        *,
+        on_index_error: Callable[[IndexFunctionError], None] | None = None,
+    ) -> None:
+        self._key_func = key_func  # never changes
+        super().__init__(indexers, on_index_error=on_index_error)
+
+    # ----------------------------------------------------------------- keys
+
+    def key_of(self, obj: Any) -> str:
+        """The key of ``obj`` under this store's key function. Raises
+        :class:`~informers.ObjectKeyError` when the key function fails
+        (whatever it raised is chained) or returns something other than a
+        string. Takes no lock."""
+        try:
+            key = self._key_func(obj)
+        except ObjectKeyError:
+            raise
+        except Exception as err:
+            raise ObjectKeyError(
+                f"key function failed for a {type(obj).__name__}: {type(err).__name__}: {err}"
+            ) from err
+        if type(key) is not str:
+            raise ObjectKeyError(f"key function returned a {type(key).__name__}, not a str")
+        return key
+
+    def _describe(self, obj: Any) -> str:
+        try:
+            return self.key_of(obj)
+        except ObjectKeyError:
+            return "<no key>"
+
+    # --------------------------------------------------------------- writes
+
+    def add(self, obj: Any) -> None:
+        """Store ``obj`` under its key, replacing any object with that key."""
+        self.upsert(self.key_of(obj), obj)
+
+    def update(self, obj: Any) -> None:
+        """Store ``obj`` under its key (identical to :meth:`add`)."""
+        self.upsert(self.key_of(obj), obj)
+
+    def delete(self, obj: Any) -> None:
+        """Remove the object with the key of ``obj``; an unknown key is a no-op."""
+        self.delete_key(self.key_of(obj))
+
+    def replace(self, objects: Iterable[Any], resource_version: str) -> None:
+        """Make ``objects`` the whole content of the store, atomically.
+
+        The keys, new items and indexes are computed outside the lock and
+        swapped in at once; if a key or index function fails nothing changes.
+        When two objects have the same key the later one wins.
+        ``resource_version`` is accepted for the :class:`Store` protocol and
+        only logged.
+        """
+        objs = objects if isinstance(objects, builtins.list) else builtins.list(objects)
+        if self._key_func in _BATCH_KEY_FUNCS:
+            keys = meta_namespace_keys(objs, self.key_of)
+        else:
+            keys = [self.key_of(obj) for obj in objs]
+        self.replace_items(dict(zip(keys, objs, strict=True)), resource_version)
+
+    def resync(self) -> None:
+        """Does nothing: this store keeps no state that needs resyncing."""
+
+    # ---------------------------------------------------------------- reads
+
+    def get(self, obj: Any) -> Any | None:
+        """The stored object with the key of ``obj``, or ``None``."""
+        return self.get_by_key(self.key_of(obj))
 
 
 if TYPE_CHECKING:

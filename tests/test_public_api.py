@@ -58,6 +58,11 @@ INFORMERS_ALL = {
     "meta_namespace_key",
     "namespace_index",
     "split_meta_namespace_key",
+    # the structure refactor: the batch key fast path, the keyed store layer,
+    # the typed relist entry
+    "meta_namespace_keys",
+    "ThreadSafeStore",
+    "Relist",
     # informer
     "FilteringResourceEventHandler",
     "HTTPListerWatcher",

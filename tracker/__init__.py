@@ -1,5 +1,5 @@
 """kube-informers trackers: typed resource trackers, an event bus, and the
-index synchronization tracker, all fed by the informers' blinker signals; the
+index synchronization tracker, all fed by informer event handlers; the
 syncapi contract for mirroring a kind elsewhere (its SQL implementation,
 :mod:`tracker.mirror`, needs the ``mirror`` extra and is imported on its own).
 

@@ -8,15 +8,23 @@ its own module so the conversion rules can be tested without an informer.
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import json
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar, cast
 
 import cachetools
 
+try:  # the ``fast`` extra
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - depends on the installation
+    _orjson = None  # type: ignore[assignment]
+
+from informers.objects import get_resource_version, get_uid
 from tracker.errors import ConversionError
 
-__all__ = ["Converter", "converter_for"]
+__all__ = ["DEFAULT_CACHE_SIZE", "Converter", "converter_for", "deserializer_for"]
 
 T = TypeVar("T")
 
@@ -28,8 +36,42 @@ _api_client_lock = threading.Lock()
 _api_client: Any = None
 
 
+class _Body:
+    """What ``ApiClient.deserialize`` of kubernetes 31-36 reads: ``.data``."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: str) -> None:
+        self.data = data
+
+
+def _dumps(raw: Any) -> str:
+    """``raw`` as JSON text: orjson when installed (the ``fast`` extra), the
+    standard library for what orjson refuses (integers beyond 64 bits)."""
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(raw).decode()
+        except TypeError:  # orjson.JSONEncodeError is a TypeError
+            pass
+    return json.dumps(raw)
+
+
+def deserializer_for(client: Any) -> Callable[[Any, type[Any]], Any]:
+    """``deserialize(raw, model)`` through ``client.deserialize``, the
+    kubernetes client's public model deserializer, whichever signature it has:
+    ``(response_text, response_type, content_type)`` from kubernetes 37 on,
+    ``(response, response_type)`` (reading ``response.data``) before. It takes
+    JSON text, so the raw object is serialised first (with orjson when
+    installed, a small part of the conversion's cost); the result is what the
+    client itself would make of the API's response."""
+    deserialize = client.deserialize
+    if "response_text" in inspect.signature(deserialize).parameters:
+        return lambda raw, model: deserialize(_dumps(raw), model, "application/json")
+    return lambda raw, model: deserialize(_Body(_dumps(raw)), model)
+
+
 def _kubernetes_deserializer() -> Callable[[Any, type[Any]], Any]:
-    """The kubernetes client's model deserializer, from one shared ApiClient."""
+    """:func:`deserializer_for` one shared, lazily made ApiClient."""
     global _api_client  # noqa: PLW0603 - one lazily made client for the process
     with _api_client_lock:
         if _api_client is None:
@@ -37,10 +79,7 @@ def _kubernetes_deserializer() -> Callable[[Any, type[Any]], Any]:
 
             _api_client = ApiClient()
         client = _api_client
-    # The public ApiClient.deserialize wants an HTTP response and would re-parse
-    # JSON we already parsed; the generated client's own private worker takes
-    # the data as is.
-    return cast(Callable[[Any, type[Any]], Any], client._ApiClient__deserialize)
+    return deserializer_for(client)
 
 
 def _is_kubernetes_model(model: type[Any]) -> bool:
@@ -74,8 +113,8 @@ def converter_for(model: type[T]) -> Callable[[Mapping[str, Any]], T]:
 
     * ``dict``: the raw object itself (no conversion, no copy);
     * a ``kubernetes`` client model class (``V1Pod``...): the client's own
-      deserializer, so field names, nested models and timestamps are as the
-      client makes them;
+      deserializer (see :func:`deserializer_for`), so field names, nested
+      models and timestamps are as the client makes them;
     * a pydantic model (anything with ``model_validate``): ``model_validate``;
     * a dataclass: its init fields taken from the top-level keys, by field name
       or by its camelCase form (``api_version`` from ``apiVersion``), nested
@@ -97,12 +136,6 @@ def converter_for(model: type[T]) -> Callable[[Mapping[str, Any]], T]:
         f"do not know how to convert objects to {model!r}: give a kubernetes model, "
         "a pydantic model, a dataclass or dict, or pass convert="
     )
-
-
-def _metadata_field(raw: Any, name: str) -> str:
-    metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
-    value = metadata.get(name) if isinstance(metadata, Mapping) else None
-    return value if isinstance(value, str) else ""
 
 
 class Converter(Generic[T]):
@@ -154,8 +187,8 @@ class Converter(Generic[T]):
         the conversion fails."""
         memo_key = None
         if self._memoise:
-            uid = _metadata_field(raw, "uid")
-            version = _metadata_field(raw, "resourceVersion")
+            uid = get_uid(raw)
+            version = get_resource_version(raw)
             if uid and version:
                 memo_key = (uid, version)
                 with self._lock:

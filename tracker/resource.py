@@ -18,6 +18,10 @@ What each channel receives
   (it fails the filter, or no longer converts). ``resource`` is the converted
   final (or new) state, ``raw_resource`` the raw one, ``unknown_state`` False.
 
+An update enters or leaves the view by the rule of every filtered handler
+(:func:`informers.handlers.filter_transition`), applied to the converted
+states: "passes" means "converts, and the filter accepts it".
+
   A delete the informer missed arrives as a tombstone: ``unknown_state`` is
   True, ``resource_key`` the key from the tombstone, ``raw_resource`` the last
   raw state the cache knew (possibly stale), and ``resource`` that state
@@ -46,6 +50,17 @@ channel closed by its consumer is unregistered on the next delivery.
 
 A channel registered late receives events from then on; use
 :meth:`ResourceTracker.known_resources` for the current state.
+
+The tracker is a handler
+------------------------
+
+A tracker registers itself on its informer as an ordinary event handler
+(:meth:`~informers.SharedIndexInformer.add_event_handler`): it has its own
+listener thread and buffer, so a tracker whose filter or conversion is slow
+never delays the informer, its other handlers or another tracker, and its own
+:meth:`ResourceTracker.has_synced`. Made before the informer starts, it
+receives the initial list as added events; made later, it does not replay the
+cache (``deliver_existing=False``): its events start at its admission.
 """
 
 from __future__ import annotations
@@ -57,10 +72,11 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, Generic, Literal, TypeVar, overload
 
-from informers import signals
 from informers.errors import InformerStateError
+from informers.handlers import FilterTransition, filter_transition
 from informers.informer import SharedIndexInformer
 from informers.objects import DeletedFinalStateUnknown, meta_namespace_key
+from informers.registration import ResourceEventHandlerRegistration
 from tracker._convert import DEFAULT_CACHE_SIZE, Converter, converter_for
 from tracker.channels import Channel
 from tracker.errors import (
@@ -105,15 +121,19 @@ class ResourceTracker(Generic[T]):
     :class:`~tracker.errors.ConversionError` (default: a warning naming the
     kind and key). ``cache_size`` bounds the conversion memo.
 
-    The tracker listens to the informer's :mod:`informers.signals` from
-    construction until :meth:`close` (also a context manager): events are
-    converted, filtered and put into the channels on the informer's signal
-    listener thread, in the informer's event order.
+    The tracker is an event handler of the informer from construction until
+    :meth:`close` (also a context manager): events are converted, filtered
+    and put into the channels on the tracker's own listener thread, in the
+    informer's event order, with the informer's default resync period (a
+    resync reaches the updated channels). :meth:`on_add`, :meth:`on_update`
+    and :meth:`on_delete` are that handler; calling them yourself injects an
+    event (they never raise). A tracker made on a stopped informer only
+    reads its cache.
 
     Thread-safety: every method may be called from any thread. One lock guards
-    the registrations; it is never held while converting, filtering, calling
-    ``on_error`` or touching a channel. Reading (:meth:`known_resources`)
-    converts on the caller's thread.
+    the channel registrations; it is never held while converting, filtering,
+    calling ``on_error`` or touching a channel. Reading
+    (:meth:`known_resources`) converts on the caller's thread.
     """
 
     @overload
@@ -177,18 +197,24 @@ class ResourceTracker(Generic[T]):
         )
         self._filter = filter
         self._on_error = on_error
-        # _lock guards _channels, _drops and _attached. A channel is registered
-        # at most once (under one kind); _drops has an entry for each registered
-        # channel, keyed like _channels by id(channel).
         self._lock = threading.Lock()
+        # --- guarded by _lock ---------------------------------------------------
+        # A channel is registered at most once (under one kind); _drops has an
+        # entry for each registered channel, keyed like _channels by id(channel).
         self._channels: dict[_Kind, dict[int, Channel[Any]]] = {
             "added": {},
             "updated": {},
             "deleted": {},
         }
         self._drops: dict[int, int] = {}
-        self._attached = False
-        self._attach()
+        self._closed = False
+        # ------------------------------------------------------------------------
+        # Last, once everything the handler methods use is in place. Set once.
+        self._registration: ResourceEventHandlerRegistration | None = None
+        try:
+            self._registration = informer.add_event_handler(self, deliver_existing=False)
+        except InformerStateError:
+            _logger.debug("%s tracker: the informer is stopped; no events", self._kind)
 
     def __enter__(self) -> ResourceTracker[T]:
         return self
@@ -205,6 +231,18 @@ class ResourceTracker(Generic[T]):
     def informer(self) -> SharedIndexInformer:
         """The informer the tracker views."""
         return self._informer
+
+    @property
+    def registration(self) -> ResourceEventHandlerRegistration | None:
+        """The tracker's handler registration on the informer (``None`` when
+        the informer was stopped already)."""
+        return self._registration
+
+    def has_synced(self) -> bool:
+        """Whether the tracker has handled the informer's initial list (or,
+        made after the informer synced, has been admitted): from then on its
+        channels see every change."""
+        return self._registration is not None and self._registration.has_synced()
 
     # --- reading the cache -------------------------------------------------
 
@@ -271,7 +309,10 @@ class ResourceTracker(Generic[T]):
         """Detach from the informer and close every registered channel;
         idempotent. Registering a channel afterwards raises
         :class:`~informers.errors.InformerStateError`; reading still works."""
-        self._detach()
+        with self._lock:
+            already, self._closed = self._closed, True
+        if not already and self._registration is not None:
+            self._registration.remove()
         with self._lock:
             channels = [ch for by_id in self._channels.values() for ch in by_id.values()]
             for by_id in self._channels.values():
@@ -284,7 +325,7 @@ class ResourceTracker(Generic[T]):
         if not isinstance(channel, Channel):
             raise TypeError(f"expected a tracker.Channel, not {type(channel).__name__}")
         with self._lock:
-            if not self._attached:
+            if self._closed:
                 raise InformerStateError(f"the {self._kind} tracker is closed")
             if id(channel) in self._drops:
                 raise ChannelRegistrationError("channel is registered already")
@@ -332,39 +373,19 @@ class ResourceTracker(Generic[T]):
                 del self._drops[id(channel)]
         _logger.debug("%s tracker: unregistered a closed %s channel", self._kind, kind)
 
-    # --- informer events ------------------------------------------------------
+    # --- the handler (the tracker's listener thread) ----------------------------
 
-    def _attach(self) -> None:
-        with self._lock:
-            if self._attached:
-                return
-            self._attached = True
-        signals.added.connect(self._added_signal, sender=self._informer, weak=False)
-        signals.updated.connect(self._updated_signal, sender=self._informer, weak=False)
-        signals.deleted.connect(self._deleted_signal, sender=self._informer, weak=False)
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        """Handler: an object was added (see the module documentation)."""
+        self._guarded("add", self._on_add, obj)
 
-    def _detach(self) -> None:
-        with self._lock:
-            if not self._attached:
-                return
-            self._attached = False
-        # Without a sender: blinker's per-sender disconnect keeps the receiver
-        # (and, as it is strongly held, this whole tracker) in the signal.
-        signals.added.disconnect(self._added_signal)
-        signals.updated.disconnect(self._updated_signal)
-        signals.deleted.disconnect(self._deleted_signal)
+    def on_update(self, old: Any, new: Any) -> None:
+        """Handler: an object changed, or was resynced."""
+        self._guarded("update", self._on_update, old, new)
 
-    # The receivers run on the informer's signal listener thread and must never
-    # raise: blinker would skip the receivers after them for that event.
-
-    def _added_signal(self, sender: object, **kwargs: Any) -> None:
-        self._guarded("add", self._on_add, kwargs["obj"])
-
-    def _updated_signal(self, sender: object, **kwargs: Any) -> None:
-        self._guarded("update", self._on_update, kwargs["old"], kwargs["new"])
-
-    def _deleted_signal(self, sender: object, **kwargs: Any) -> None:
-        self._guarded("delete", self._on_delete, kwargs["obj"])
+    def on_delete(self, obj: Any) -> None:
+        """Handler: an object was deleted (``obj`` may be a tombstone)."""
+        self._guarded("delete", self._on_delete, obj)
 
     def _guarded(self, what: str, method: Callable[..., None], *args: Any) -> None:
         try:
@@ -386,13 +407,15 @@ class ResourceTracker(Generic[T]):
         key = meta_namespace_key(new_raw)
         new = self._try_convert(new_raw, key)
         old = self._try_convert(old_raw, key, report=False)  # reported when it came
-        was_in = old is not _FAILED and self._passes(old, key)
-        is_in = new is not _FAILED and self._passes(new, key)
-        if was_in and is_in:
+        transition = filter_transition(
+            old is not _FAILED and self._passes(old, key),
+            new is not _FAILED and self._passes(new, key),
+        )
+        if transition is FilterTransition.UPDATED:
             self._send("updated", (old, new))
-        elif is_in:
+        elif transition is FilterTransition.ENTERED:
             self._send("added", new)
-        elif was_in:  # left the view: by the filter, or it no longer converts
+        elif transition is FilterTransition.LEFT:  # by the filter, or it no longer converts
             resource = None if new is _FAILED else new
             self._send("deleted", TrackerDeleteResource(resource, key, new_raw, False))
 

@@ -1,7 +1,7 @@
 """Wiring informers to the index synchronization tracker.
 
-A :class:`SyncEventPublisher` listens to the ``synced`` signal of some
-informers (:mod:`informers.signals`) and publishes a
+A :class:`SyncEventPublisher` registers a small event handler on each of some
+informers and publishes a
 :class:`~tracker.index_sync.ResourceSyncCompleteEvent` on a bus for each of
 them, once, when it has synced. With an
 :class:`~tracker.index_sync.IndexSynchronizationTracker` expecting the same
@@ -22,14 +22,36 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
-from informers import signals
+from informers.errors import InformerStateError
 from informers.informer import SharedIndexInformer
+from informers.registration import ResourceEventHandlerRegistration
 from tracker.bus import EventBus
 from tracker.index_sync import ResourceSyncCompleteEvent
 
 __all__ = ["SyncEventPublisher"]
 
 _logger = logging.getLogger(__name__)
+
+
+class _SyncWatch:
+    """The handler the publisher adds to one informer: it ignores the events
+    and publishes from its ``on_synced`` hook."""
+
+    def __init__(self, publisher: SyncEventPublisher, informer: SharedIndexInformer) -> None:
+        self._publisher = publisher
+        self._informer = informer
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        """Ignored."""
+
+    def on_update(self, old: Any, new: Any) -> None:
+        """Ignored."""
+
+    def on_delete(self, obj: Any) -> None:
+        """Ignored."""
+
+    def on_synced(self) -> None:
+        self._publisher._informer_synced(self._informer)
 
 
 class SyncEventPublisher:
@@ -41,13 +63,16 @@ class SyncEventPublisher:
     ``"deployments.apps"``) or a mapping from the name to use to the informer.
     Two informers with one name, or one informer under two names, are a
     :class:`ValueError`.
-    ``initial_count`` is the number of objects in the informer's cache when its
-    ``synced`` signal fired. An informer that synced before the publisher was
-    made is published at construction. Each informer is published at most once.
+    ``initial_count`` is the number of objects in the informer's cache when it
+    synced. An informer that synced before the publisher was made is published
+    at construction. Each informer is published at most once.
 
-    The event is published from the informer's signal listener thread (or the
-    constructing thread). Listens until :meth:`close` (also a context
-    manager). Thread-safe.
+    On every other informer the publisher registers an ordinary event handler
+    (its own listener thread, no replay of the cache, no resync) that
+    publishes from its ``on_synced`` hook, on that listener thread, and then
+    removes itself: the publisher costs an informer nothing once it has
+    synced. :meth:`close` (also a context manager) removes the handlers left.
+    Thread-safe.
     """
 
     def __init__(
@@ -72,14 +97,29 @@ class SyncEventPublisher:
             raise ValueError("the same informer is given under two names")
         self._informers = tuple(named.values())
         self._resource_names = tuple(named)
-        # _lock guards _published and _closed.
         self._lock = threading.Lock()
-        self._published: set[int] = set()
+        # --- guarded by _lock ---------------------------------------------------
+        self._published: set[int] = set()  # id() of the informers published
         self._closed = False
-        signals.synced.connect(self._on_synced, weak=False)
+        # id(informer) -> the handler still waiting for that informer to sync.
+        self._registrations: dict[int, ResourceEventHandlerRegistration] = {}
+        # ------------------------------------------------------------------------
         for informer in self._informers:
             if informer.has_synced():
                 self._publish(informer)
+                continue
+            try:
+                registration = informer.add_event_handler(
+                    _SyncWatch(self, informer), resync_period=0, deliver_existing=False
+                )
+            except InformerStateError:  # stopped before it synced: it never will
+                continue
+            with self._lock:
+                done = self._closed or id(informer) in self._published
+                if not done:
+                    self._registrations[id(informer)] = registration
+            if done:  # synced (and published) before we could keep it
+                registration.remove()
 
     @property
     def resource_names(self) -> tuple[str, ...]:
@@ -93,12 +133,13 @@ class SyncEventPublisher:
             return frozenset(self._names[i] for i in self._published)
 
     def close(self) -> None:
-        """Stop listening; idempotent."""
+        """Stop listening: remove the handlers still waiting; idempotent."""
         with self._lock:
-            if self._closed:
-                return
             self._closed = True
-        signals.synced.disconnect(self._on_synced)
+            registrations = list(self._registrations.values())
+            self._registrations.clear()
+        for registration in registrations:
+            registration.remove()
 
     def __enter__(self) -> SyncEventPublisher:
         return self
@@ -111,9 +152,13 @@ class SyncEventPublisher:
     ) -> None:
         self.close()
 
-    def _on_synced(self, sender: Any, **kwargs: Any) -> None:
-        if id(sender) in self._names and isinstance(sender, SharedIndexInformer):
-            self._publish(sender)
+    def _informer_synced(self, informer: SharedIndexInformer) -> None:
+        """On the informer's listener thread for this publisher."""
+        self._publish(informer)
+        with self._lock:
+            registration = self._registrations.pop(id(informer), None)
+        if registration is not None:
+            registration.remove()  # from its own thread: the informer joins it
 
     def _publish(self, informer: SharedIndexInformer) -> None:
         with self._lock:

@@ -7,8 +7,12 @@ It drives a queue with random ``add``/``update``/``delete``/``replace``/
 checks it against a plain list model of the expected entries, after every step:
 
 * every popped entry equals the model's next entry (deltas, order, tombstones,
-  the ``is_in_initial_list`` flag);
-* ``len``, :meth:`~informers.fifo.RealFIFO.has_synced` and
+  the ``is_in_initial_list`` flag), and is a :class:`~informers.fifo.Relist`
+  exactly when the model's entry is a relist (with the listed keys);
+* :meth:`~informers.fifo.RealFIFO.wake` makes ``pop_batch`` return before
+  its next entry, once per wake-up, and never skips an entry;
+* ``len``, :meth:`~informers.fifo.RealFIFO.pending`,
+  :meth:`~informers.fifo.RealFIFO.has_synced` and
   :meth:`~informers.fifo.RealFIFO.last_resource_version` agree with the model;
 * consumer side: a dict cache built only by applying popped entries (and
   serving as the queue's ``known_objects``) equals the producer's view
@@ -25,14 +29,14 @@ or against your own queue with :func:`real_fifo_machine` (or by overriding
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO
+from informers.fifo import Delta, DeltaType, Entry, KeyListerGetter, RealFIFO, Relist
 from informers.objects import DeletedFinalStateUnknown, meta_namespace_key
 
 __all__ = ["DictKnownObjects", "FIFOFactory", "RealFIFOStateMachine", "real_fifo_machine"]
@@ -57,7 +61,7 @@ class DictKnownObjects:
     def get_by_key(self, key: str) -> Any | None:
         return self.items.get(key)
 
-    def apply(self, deltas: list[Delta]) -> None:
+    def apply(self, deltas: Sequence[Delta]) -> None:
         for delta in deltas:
             obj = delta.object
             if delta.type is DeltaType.BOOKMARK:
@@ -83,6 +87,18 @@ class _Expected:
     keys: list[str]
     resource_version: str | None = None
     initial: bool = False
+    #: The listed keys, for a relist (``None`` for a single delta).
+    listed_keys: list[str] | None = None
+
+    def check(self, entry: Entry) -> None:
+        """``entry`` is what this expected entry says it must be."""
+        assert entry == self.deltas
+        if self.listed_keys is None:
+            assert not isinstance(entry, Relist)
+        else:
+            assert isinstance(entry, Relist)
+            assert list(entry.keys) == self.listed_keys
+            assert entry.resource_version == self.resource_version
 
 
 class RealFIFOStateMachine(RuleBasedStateMachine):
@@ -102,6 +118,7 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
         self.initial_count = 0
         self.last_rv = ""
         self.counter = 0
+        self.woken = False
 
     # -- helpers
 
@@ -170,7 +187,7 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
         deltas += [Delta(DeltaType.DELETED, DeletedFinalStateUnknown(k, o)) for k, o in tombstones]
         deltas.append(Delta(DeltaType.BOOKMARK, rv))
         keys = [*listed_keys, *(k for k, _ in tombstones), ""]
-        self.model.append(_Expected(deltas, keys, rv))
+        self.model.append(_Expected(deltas, keys, rv, listed_keys=listed_keys))
         if not self.populated:
             self.populated = True
             for entry in self.model:
@@ -211,14 +228,14 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
     def pop(self) -> None:
         flags: list[bool] = []
 
-        def process(deltas: list[Delta], is_in_initial_list: bool) -> None:
+        def process(deltas: Entry, is_in_initial_list: bool) -> None:
             flags.append(is_in_initial_list)
             self.cache.apply(deltas)
 
         initial = not self._synced()
         deltas = self.fifo.pop(process)
         expected = self._consume_expected(applied=True)
-        assert deltas == expected.deltas
+        expected.check(deltas)
         assert flags == [initial]
 
     @precondition(lambda self: self.model)
@@ -226,9 +243,9 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
     def pop_with_failing_process(self) -> None:
         """``process`` applies the entry, then raises: the error must reach the
         caller and the entry must not come back."""
-        seen: list[list[Delta]] = []
+        seen: list[Entry] = []
 
-        def process(deltas: list[Delta], _is_in_initial_list: bool) -> None:
+        def process(deltas: Entry, _is_in_initial_list: bool) -> None:
             seen.append(deltas)
             self.cache.apply(deltas)
             raise ProcessFailedError
@@ -240,30 +257,47 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
         else:  # pragma: no cover - a failure of the queue under test
             raise AssertionError("pop() swallowed the error raised by process")
         expected = self._consume_expected(applied=False)
-        assert seen == [expected.deltas]
+        assert len(seen) == 1
+        expected.check(seen[0])
 
     @precondition(lambda self: self.model)
-    @rule(max_entries=st.integers(1, 4), fail_at=st.none() | st.integers(0, 3))
-    def pop_batch(self, max_entries: int, fail_at: int | None) -> None:
+    @rule(
+        max_entries=st.integers(1, 4),
+        fail_at=st.none() | st.integers(0, 3),
+        wake_at=st.none() | st.integers(0, 3),
+    )
+    def pop_batch(self, max_entries: int, fail_at: int | None, wake_at: int | None) -> None:
         """:meth:`~informers.fifo.RealFIFO.pop_batch` handles each entry as
-        :meth:`pop` would, stops at ``max_entries`` or an empty queue, and
-        after a failing ``process`` leaves the following entries queued."""
+        :meth:`pop` would, stops at ``max_entries`` or an empty queue, after a
+        failing ``process`` leaves the following entries queued, and returns
+        before its next entry once woken (by a ``process`` calling
+        :meth:`~informers.fifo.RealFIFO.wake`, or earlier: then at once)."""
+        if self.woken:
+            assert self.fifo.pop_batch(lambda _entry, _initial: None, max_entries) == 0
+            self.woken = False
+            return
         available = len(self.model)
         calls = 0
 
-        def process(deltas: list[Delta], is_in_initial_list: bool) -> None:
+        def process(deltas: Entry, is_in_initial_list: bool) -> None:
             nonlocal calls
             index, calls = calls, calls + 1
             initial = not self._synced()
             expected = self._consume_expected(applied=index != fail_at)
-            assert deltas == expected.deltas
+            expected.check(deltas)
             assert is_in_initial_list == initial
             self.cache.apply(deltas)
+            if index == wake_at:
+                self.fifo.wake()
             if index == fail_at:
                 raise ProcessFailedError
 
         expected_calls = min(max_entries, available)
-        if fail_at is not None and fail_at < expected_calls:
+        if (
+            fail_at is not None
+            and fail_at < expected_calls
+            and (wake_at is None or fail_at <= wake_at)
+        ):
             try:
                 self.fifo.pop_batch(process, max_entries)
             except ProcessFailedError:
@@ -271,15 +305,33 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
             else:  # pragma: no cover - a failure of the queue under test
                 raise AssertionError("pop_batch() swallowed the error raised by process")
             assert calls == fail_at + 1
+            self.woken = wake_at == fail_at  # woken, then failed: not consumed
+        elif wake_at is not None and wake_at < expected_calls:
+            assert self.fifo.pop_batch(process, max_entries) == wake_at + 1
+            assert calls == wake_at + 1
         else:
             assert self.fifo.pop_batch(process, max_entries) == expected_calls
             assert calls == expected_calls
+
+    @rule()
+    def wake(self) -> None:
+        self.fifo.wake()
+        self.woken = True
+
+    @precondition(lambda self: not self.model and self.woken)
+    @rule()
+    def pop_batch_woken_on_empty_queue(self) -> None:
+        """A wake-up ends one wait of ``pop_batch`` on an empty queue
+        (:meth:`pop` calls since did not consume it)."""
+        assert self.fifo.pop_batch(lambda _entry, _initial: None) == 0
+        self.woken = False
 
     # -- invariants
 
     @invariant()
     def queue_matches_model(self) -> None:
         assert len(self.fifo) == len(self.model)
+        assert self.fifo.pending() == len(self.model)
         assert self.fifo.has_synced() == self._synced()
         assert self.fifo.last_resource_version() == self.last_rv
         assert not self.fifo.is_closed()

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from informers.errors import FIFOClosedError, ObjectKeyError
-from informers.fifo import Delta, DeltaType, RealFIFO
+from informers.fifo import Delta, DeltaType, RealFIFO, Relist
 from informers.objects import DeletedFinalStateUnknown
 
 WAIT = 10.0
@@ -512,9 +512,7 @@ def test_works_with_the_indexer_as_known_objects() -> None:
 
 
 def test_relist_deltas_carry_their_queue_keys() -> None:
-    # Internal hand-off the informer relies on to key a relist only once.
-    from informers.fifo import _KeyedDeltas
-
+    # The typed relist entry: the informer keys a relist only once.
     known: dict[str, Any] = {}
 
     class Known:
@@ -532,11 +530,202 @@ def test_relist_deltas_carry_their_queue_keys() -> None:
     seen: list[list[Delta]] = []
     fifo.pop_batch(lambda deltas, _initial: seen.append(deltas))
     (deltas,) = seen
-    assert isinstance(deltas, _KeyedDeltas)
-    assert deltas.keys == ("ns/a", "b", "ns/gone", "")
+    assert isinstance(deltas, Relist)
+    assert (*deltas.keys, *(t.key for t in deltas.deleted), "") == ("ns/a", "b", "ns/gone", "")
     assert [d.type for d in deltas] == [
         DeltaType.REPLACED,
         DeltaType.REPLACED,
         DeltaType.DELETED,
         DeltaType.BOOKMARK,
     ]
+
+
+# --- the typed relist entry -----------------------------------------------------
+
+
+def test_a_relist_entry_is_typed_and_single_entries_are_not() -> None:
+    cache = DictCache()
+    old_gone = pod("gone", 1)
+    cache.items = {"ns/gone": old_gone}
+    fifo = RealFIFO(known_objects=cache)
+    fifo.add(pod("x", 1))
+    fifo.replace([pod("a", 2), pod("b", 2)], "9")
+    single = pop_now(fifo, cache.apply)
+    assert type(single) is list
+    assert not isinstance(single, Relist)
+    relist = pop_now(fifo, cache.apply)
+    assert isinstance(relist, Relist)
+    assert relist.objects == (pod("a", 2), pod("b", 2))
+    assert relist.keys == ("ns/a", "ns/b")
+    assert relist.deleted == (
+        DeletedFinalStateUnknown("ns/x", pod("x", 1)),
+        DeletedFinalStateUnknown("ns/gone", old_gone),
+    )
+    assert relist.resource_version == "9"
+    assert relist.delta_types() == [DeltaType.REPLACED, DeltaType.DELETED, DeltaType.BOOKMARK]
+
+
+def test_relist_reads_as_its_deltas() -> None:
+    tomb = DeletedFinalStateUnknown("ns/z", pod("z"))
+    relist = Relist((pod("a"), pod("b")), ("ns/a", "ns/b"), (tomb,), "3")
+    deltas = [
+        Delta(DeltaType.REPLACED, pod("a")),
+        Delta(DeltaType.REPLACED, pod("b")),
+        Delta(DeltaType.DELETED, tomb),
+        Delta(DeltaType.BOOKMARK, "3"),
+    ]
+    assert len(relist) == 4
+    assert list(relist) == deltas
+    assert [relist[i] for i in range(4)] == deltas
+    assert relist[-1] == Delta(DeltaType.BOOKMARK, "3")
+    assert relist[-4] == deltas[0]
+    assert relist[1:3] == deltas[1:3]
+    with pytest.raises(IndexError):
+        relist[4]
+    with pytest.raises(IndexError):
+        relist[-5]
+    assert relist == deltas
+    assert deltas == relist
+    assert relist == tuple(deltas)
+    assert relist != deltas[:3]
+    assert relist == Relist((pod("a"), pod("b")), ("ns/a", "ns/b"), (tomb,), "3")
+    assert relist != Relist((pod("a"), pod("b")), ("ns/a", "ns/b"), (), "3")
+    assert relist != "not a relist"
+    assert Relist((), (), (), "4") == [Delta(DeltaType.BOOKMARK, "4")]
+    assert Relist((), (), (), "4").delta_types() == [DeltaType.BOOKMARK]
+
+
+def test_relist_repr_never_shows_objects() -> None:
+    secret = {"kind": "Secret", "metadata": {"name": "s"}, "data": {"password": "hunter2"}}
+    relist = Relist((secret,), ("s",), (DeletedFinalStateUnknown("t", secret),), "5")
+    assert "hunter2" not in repr(relist)
+    assert repr(relist) == "<Relist at resourceVersion '5': 1 listed, 1 deleted>"
+
+
+def test_relist_needs_a_key_per_object() -> None:
+    with pytest.raises(ValueError, match="one key per object"):
+        Relist((pod("a"),), (), (), "1")
+
+
+def test_relist_with_a_transform_keeps_the_transformed_objects() -> None:
+    fifo = RealFIFO(transform=lambda o: {**o, "t": True})
+    fifo.replace([pod("a")], "2")
+    relist = pop_now(fifo)
+    assert isinstance(relist, Relist)
+    assert relist.objects == ({**pod("a"), "t": True},)
+    assert relist.keys == ("ns/a",)
+
+
+def test_relist_with_a_custom_key_function() -> None:
+    fifo = RealFIFO(key_func=lambda o: o["metadata"]["name"].upper())
+    fifo.replace([pod("a"), pod("b")], "2")
+    relist = pop_now(fifo)
+    assert isinstance(relist, Relist)
+    assert relist.keys == ("A", "B")
+
+
+def test_a_failing_relist_process_is_noted_with_its_first_key() -> None:
+    fifo = RealFIFO()
+    fifo.replace([pod("a")], "1")
+
+    def boom(_entry: Any, _initial: bool) -> None:
+        raise ValueError("nope")
+
+    with pytest.raises(ValueError, match="nope") as info:
+        fifo.pop(boom)
+    (note,) = info.value.__notes__
+    assert "2 delta(s) [Bookmark,Replaced], first key 'ns/a'" in note
+
+
+# --- wake-ups and pending -----------------------------------------------------------
+
+
+def test_wake_makes_a_blocked_pop_batch_return_zero() -> None:
+    fifo = RealFIFO()
+    results: list[int] = []
+    waiting = threading.Event()
+
+    def consume() -> None:
+        waiting.set()
+        results.append(fifo.pop_batch(lambda _d, _i: None))
+
+    consumer = threading.Thread(target=consume, name="test-pop-batch")
+    consumer.start()
+    assert waiting.wait(WAIT)
+    fifo.wake()
+    consumer.join(WAIT)
+    assert not consumer.is_alive()
+    assert results == [0]
+    assert len(fifo) == 0
+
+
+def test_a_wake_before_the_wait_is_not_lost_and_is_consumed_once() -> None:
+    fifo = RealFIFO()
+    fifo.wake()
+    fifo.wake()  # collapses with the first
+    assert fifo.pop_batch(lambda _d, _i: None) == 0
+    fifo.add(pod("a"))
+    assert fifo.pop_batch(lambda _d, _i: None) == 1  # an entry: processed as usual
+    fifo.close()
+    with pytest.raises(FIFOClosedError):
+        fifo.pop_batch(lambda _d, _i: None)  # the wake-up was consumed
+
+
+def test_a_wake_up_comes_before_queued_entries_and_skips_none() -> None:
+    fifo = RealFIFO()
+    fifo.add(pod("a"))
+    fifo.wake()
+    seen: list[list[Delta]] = []
+    assert fifo.pop_batch(lambda d, _i: seen.append(d)) == 0  # back to the caller first
+    assert len(fifo) == 1
+    assert fifo.pop_batch(lambda d, _i: seen.append(d)) == 1  # then the entry
+    assert types(seen[0]) == [DeltaType.ADDED]
+
+
+def test_a_wake_up_during_a_batch_ends_it_after_the_entry_in_progress() -> None:
+    fifo = RealFIFO()
+    for name in "abcd":
+        fifo.add(pod(name))
+    seen: list[str] = []
+
+    def process(deltas: list[Delta], _initial: bool) -> None:
+        seen.append(deltas[0].object["metadata"]["name"])
+        if len(seen) == 2:
+            fifo.wake()
+
+    assert fifo.pop_batch(process) == 2
+    assert seen == ["a", "b"]
+    assert fifo.pop_batch(process) == 2  # the wake-up was consumed
+    assert seen == ["a", "b", "c", "d"]
+
+
+def test_pop_ignores_wake_ups() -> None:
+    fifo = RealFIFO()
+    got: list[list[Delta]] = []
+    waiting = threading.Event()
+
+    def consume() -> None:
+        waiting.set()
+        got.append(fifo.pop(lambda _d, _i: None))
+
+    consumer = threading.Thread(target=consume, name="test-pop")
+    consumer.start()
+    assert waiting.wait(WAIT)
+    fifo.wake()
+    fifo.add(pod("a"))
+    consumer.join(WAIT)
+    assert not consumer.is_alive()
+    assert types(got[0]) == [DeltaType.ADDED]
+
+
+def test_pending_counts_queued_and_in_flight_entries() -> None:
+    fifo = RealFIFO()
+    fifo.add(pod("a"))
+    fifo.add(pod("b"))
+    assert fifo.pending() == 2
+    observed: list[tuple[int, int]] = []
+    fifo.pop(lambda _d, _i: observed.append((len(fifo), fifo.pending())))
+    assert observed == [(1, 2)]  # the entry being processed is pending, not queued
+    assert fifo.pending() == 1
+    pop_now(fifo)
+    assert fifo.pending() == 0

@@ -10,11 +10,7 @@ import pytest
 
 from informers import signals
 from informers.errors import CacheSyncTimeoutError, InformerStateError
-from informers.informer import (
-    FilteringResourceEventHandler,
-    ResourceEventHandlerFuncs,
-    SharedIndexInformer,
-)
+from informers.informer import ResourceEventHandlerFuncs, SharedIndexInformer
 from informers.listers import Lister
 from informers.objects import NAMESPACE_INDEX, DeletedFinalStateUnknown, namespace_index
 from informers.testing.fake import FakeClock, FakeListerWatcher
@@ -234,24 +230,6 @@ def test_signals_carry_informer_as_sender(
         signals.added.disconnect(on_added, sender=informer)
         signals.deleted.disconnect(on_deleted, sender=informer)
         signals.synced.disconnect(on_synced, sender=informer)
-
-
-def test_filtering_handler_turns_transitions_into_add_and_delete() -> None:
-    rec = Recorder()
-    h = FilteringResourceEventHandler(lambda o: o["metadata"]["labels"].get("app") == "web", rec)
-    h.on_add(pod("a", "1", app="web"), True)
-    h.on_add(pod("b", "1"), True)
-    h.on_update(pod("a", "1", app="web"), pod("a", "2"))  # leaves: delete
-    h.on_update(pod("b", "1"), pod("b", "2", app="web"))  # enters: add
-    h.on_update(pod("b", "2", app="web"), pod("b", "3", app="web"))
-    h.on_delete(DeletedFinalStateUnknown("ns/b", pod("b", "3", app="web")))
-    assert rec.events == [
-        ("add", "a", True),
-        ("delete", "a", False),
-        ("add", "b", False),
-        ("update", "b", "2"),
-        ("delete", "ns/b", True),
-    ]
 
 
 def test_wait_for_cache_sync_names_unsynced(clock: FakeClock) -> None:

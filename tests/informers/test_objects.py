@@ -18,6 +18,7 @@ from informers import (
     get_resource_version,
     get_uid,
     meta_namespace_key,
+    meta_namespace_keys,
     namespace_index,
     split_meta_namespace_key,
 )
@@ -150,3 +151,46 @@ def test_kubernetes_client_models() -> None:
     assert meta_namespace_key(pod) == "prod/web"
     assert get_resource_version(pod) == "9"
     assert get_labels(pod) == {}
+
+
+# --- meta_namespace_keys: the batch fast path agrees with meta_namespace_key ---
+
+_any_value = st.none() | st.integers() | st.text(max_size=3) | st.sampled_from(["", "web", "ns"])
+_any_metadata = (
+    st.none()
+    | st.integers()
+    | st.dictionaries(st.sampled_from(["name", "namespace", "uid"]), _any_value, max_size=3)
+)
+_any_object = (
+    st.builds(lambda m: {"metadata": m}, _any_metadata)
+    | st.just({})
+    | st.none()
+    | st.builds(lambda n, ns: DeletedFinalStateUnknown(f"{ns}/{n}", obj(n, ns)), _segment, _segment)
+    | st.builds(lambda n: SimpleNamespace(metadata=SimpleNamespace(name=n)), _any_value)
+)
+
+
+def _key_or_error(key_func: Any, item: Any) -> tuple[str, str]:
+    try:
+        return ("key", key_func(item))
+    except ObjectKeyError as err:
+        return ("error", str(err))
+
+
+@given(objects=st.lists(_any_object, max_size=6))
+def test_meta_namespace_keys_agrees_with_meta_namespace_key(objects: list[Any]) -> None:
+    for key_func in (meta_namespace_key, deletion_handling_meta_namespace_key):
+        singles = [_key_or_error(key_func, o) for o in objects]
+        if all(kind == "key" for kind, _ in singles):
+            assert meta_namespace_keys(objects, key_func) == [key for _, key in singles]
+        else:
+            first_error = next(msg for kind, msg in singles if kind == "error")
+            with pytest.raises(ObjectKeyError) as info:
+                meta_namespace_keys(iter(objects), key_func)
+            assert str(info.value) == first_error
+
+
+def test_meta_namespace_keys_defaults_to_meta_namespace_key() -> None:
+    assert meta_namespace_keys([obj("a", "prod"), obj("node")]) == ["prod/a", "node"]
+    with pytest.raises(ObjectKeyError, match="deletion_handling"):
+        meta_namespace_keys([DeletedFinalStateUnknown("prod/a", obj("a", "prod"))])

@@ -246,7 +246,7 @@ def test_no_growth_under_churn() -> None:
     for i in range(1000):
         store.update(pod("a", rv=str(i)))
     assert store.list_index_func_values("rv") == ["999"]
-    assert sum(len(index) for index in store._indices.values()) == 1
+    assert sum(len(store.list_index_func_values(name)) for name in store.get_indexers()) == 1
 
 
 # -------------------------------------------------------------- add_indexers
@@ -619,3 +619,91 @@ def test_add_indexers_still_raises_with_on_index_error() -> None:
         store.add_indexers({"app": _app_index})
     assert store.get_indexers() == {}
     assert failures == []
+
+
+# ------------------------------------------------------ the keyed layer
+
+
+def test_thread_safe_store_upsert_returns_what_it_replaced() -> None:
+    from informers import ThreadSafeStore
+
+    store = ThreadSafeStore({"app": app_index})
+    first, second = pod("a", rv="1", app="web"), pod("a", rv="2", app="db")
+    assert store.upsert("default/a", first) is None
+    assert store.upsert("default/a", second) is first
+    assert store.get_by_key("default/a") is second
+    assert store.index_keys("app", "db") == ["default/a"]
+    assert store.index_keys("app", "web") == []
+    assert len(store) == 1
+    assert repr(store) == "<ThreadSafeStore: 1 objects, indexes ['app']>"
+
+
+def test_thread_safe_store_delete_key_returns_the_removed_object() -> None:
+    from informers import ThreadSafeStore
+
+    store = ThreadSafeStore({"app": app_index})
+    obj = pod("a", app="web")
+    store.upsert("k", obj)
+    assert store.delete_key("nope") is None
+    assert store.delete_key("k") is obj
+    assert store.delete_key("k") is None
+    assert store.list_index_func_values("app") == []
+    assert store.list() == []
+
+
+def test_thread_safe_store_get_many_reads_one_snapshot() -> None:
+    from informers import ThreadSafeStore
+
+    store = ThreadSafeStore()
+    a, b = pod("a"), pod("b")
+    store.replace_items({"a": a, "b": b}, "5")
+    assert store.get_many(["b", "missing", "a", "b"]) == [b, None, a, b]
+    assert store.get_many(iter([])) == []
+
+
+def test_thread_safe_store_replace_items_swaps_items_and_indexes() -> None:
+    from informers import ThreadSafeStore
+
+    def app_or_fail(obj: Any) -> list[str]:
+        if "fail" in get_labels(obj):
+            raise ValueError("cannot index")
+        return app_index(obj)
+
+    store = ThreadSafeStore({"app": app_or_fail})
+    store.upsert("old", pod("old", app="web"))
+    new = pod("new", app="db")
+    store.replace_items({"new": new})
+    assert store.list_keys() == ["new"]
+    assert store.by_index("app", "db") == [new]
+    assert store.list_index_func_values("app") == ["db"]
+    with pytest.raises(IndexFunctionError, match="'bad'"):
+        store.replace_items({"ok": pod("ok"), "bad": pod("bad", fail="yes")})
+    assert store.list_keys() == ["new"]  # all or nothing
+
+
+def test_indexer_is_the_keyed_store_with_a_key_function() -> None:
+    from informers import ThreadSafeStore
+
+    store = make_store()
+    assert isinstance(store, ThreadSafeStore)
+    obj = pod("a", "ns", app="web")
+    key = store.key_of(obj)
+    assert key == "ns/a"
+    assert store.upsert(key, obj) is None
+    assert store.get(obj) is obj
+    assert store.by_index("app", "web") == [obj]
+    store.delete(obj)
+    assert store.get_many([key]) == [None]
+
+
+def test_key_of_wraps_what_the_key_function_raises() -> None:
+    def broken(obj: Any) -> str:
+        raise RuntimeError("no key here")
+
+    with pytest.raises(ObjectKeyError, match="RuntimeError: no key here") as info:
+        Indexer(key_func=broken).key_of(pod("a"))
+    assert isinstance(info.value.__cause__, RuntimeError)
+    with pytest.raises(ObjectKeyError, match="returned a int"):
+        Indexer(key_func=lambda obj: 7).key_of(pod("a"))  # type: ignore[arg-type,return-value]
+    with pytest.raises(ObjectKeyError, match=r"metadata\.name"):
+        Indexer().key_of({"metadata": {}})

@@ -143,3 +143,28 @@ def test_memo_behaves_as_an_lru_of_its_size(size: int, lookups: list[tuple[int, 
                 model.popitem(last=False)
         assert conv(obj(uid=memo_key[0], rv=memo_key[1]), "k") == memo_key
     assert calls == expected_calls
+
+
+def test_deserializer_works_with_both_client_signatures() -> None:
+    import json
+
+    from tracker._convert import deserializer_for
+
+    class Client37:
+        def deserialize(self, response_text: str, response_type: Any, content_type: Any) -> Any:
+            return ("37", json.loads(response_text), response_type, content_type)
+
+    class Client31:
+        def deserialize(self, response: Any, response_type: Any) -> Any:
+            return ("31", json.loads(response.data), response_type)
+
+    raw = obj(data={"big": 2**70, "s": "é"})  # beyond orjson's integers: the stdlib serialises it
+    assert deserializer_for(Client37())(raw, V1ConfigMap) == (
+        "37",
+        raw,
+        V1ConfigMap,
+        "application/json",
+    )
+    assert deserializer_for(Client31())(raw, V1ConfigMap) == ("31", raw, V1ConfigMap)
+    small = obj(data={"k": "v"})
+    assert deserializer_for(Client37())(small, V1ConfigMap)[1] == small

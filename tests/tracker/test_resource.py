@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -249,7 +250,7 @@ def test_tombstone_that_no_longer_converts_has_no_resource(
         deleted: Channel[TrackerDeleteResource[Small]] = Channel()
         tracker.register_deleted_resource_channel(deleted)
         raw = pod("z", "9", app="bad")
-        signals.deleted.send(informer, obj=DeletedFinalStateUnknown("ns/z", raw))
+        tracker.on_delete(DeletedFinalStateUnknown("ns/z", raw))  # as its listener would
         assert drain(deleted) == [TrackerDeleteResource(None, "ns/z", raw, True)]
         assert len(errors) == 1
 
@@ -291,7 +292,7 @@ def test_tombstone_outside_the_filter_is_not_delivered(
     with ResourceTracker(informer, convert=to_small, filter=is_web) as tracker:
         deleted: Channel[TrackerDeleteResource[Small]] = Channel()
         tracker.register_deleted_resource_channel(deleted)
-        signals.deleted.send(informer, obj=DeletedFinalStateUnknown("ns/b", pod("b", "3")))
+        tracker.on_delete(DeletedFinalStateUnknown("ns/b", pod("b", "3")))
         assert drain(deleted) == []
 
 
@@ -381,6 +382,7 @@ def test_close_detaches_and_closes_every_channel(
     with pytest.raises(InformerStateError, match="closed"):
         tracker.register_added_resource_channel(Channel())
     assert len(tracker.known_resources()) == 2
+    assert tracker.registration not in informer.registrations()
     for signal in (signals.added, signals.updated, signals.deleted):
         held = [getattr(r, "__self__", None) for r in signal.receivers.values()]
         assert tracker not in held
@@ -429,17 +431,31 @@ def test_unsupported_model_is_rejected(informer: SharedIndexInformer) -> None:
 # --- property: random event sequences against a model -----------------------
 
 
+class _StubRegistration:
+    def remove(self) -> None:
+        pass
+
+    def has_synced(self) -> bool:
+        return True
+
+
 class _StubInformer:
-    """Stands in for the informer: a name, an indexer kept by the test, and a
-    sender identity for the signals (the tracker needs nothing else)."""
+    """Stands in for the informer: a name, an indexer kept by the test, and
+    a place to add the tracker as a handler (the tracker needs nothing else;
+    the test calls the handler methods itself)."""
 
     name = "stub"
 
     def __init__(self) -> None:
         self.indexer = Indexer()
+        self.handlers: list[Any] = []
 
     def get_indexer(self) -> Indexer:
         return self.indexer
+
+    def add_event_handler(self, handler: Any, **_options: Any) -> _StubRegistration:
+        self.handlers.append(handler)
+        return _StubRegistration()
 
 
 APPS = ("web", "db", "bad")
@@ -472,6 +488,7 @@ def test_channels_receive_what_the_model_predicts(
     tracker.register_added_resource_channel(added)
     tracker.register_updated_resource_channel(updated)
     tracker.register_deleted_resource_channel(deleted)
+    assert inf.handlers == [tracker]
 
     expected: dict[str, list[Any]] = {"added": [], "updated": [], "deleted": []}
     cache: dict[str, dict[str, Any]] = {}
@@ -492,14 +509,14 @@ def test_channels_receive_what_the_model_predicts(
         if op == "upsert" and old is None:
             cache[key] = raw
             inf.indexer.add(raw)
-            signals.added.send(inf, obj=raw, is_in_initial_list=False)
+            tracker.on_add(raw, False)
             if shown(small(raw)):
                 expected["added"].append(small(raw))
         elif op == "upsert":
             assert old is not None
             cache[key] = raw
             inf.indexer.update(raw)
-            signals.updated.send(inf, old=old, new=raw)
+            tracker.on_update(old, raw)
             new_t, old_t = small(raw), small(old)
             if shown(old_t) and shown(new_t):
                 expected["updated"].append((old_t, new_t))
@@ -513,7 +530,7 @@ def test_channels_receive_what_the_model_predicts(
             last = small(old)
             tombstone = op == "tombstone"
             sent = DeletedFinalStateUnknown(key, old) if tombstone else old
-            signals.deleted.send(inf, obj=sent)
+            tracker.on_delete(sent)
             if last is None or shown(last):
                 expected["deleted"].append(TrackerDeleteResource(last, key, old, tombstone))
 
@@ -589,6 +606,90 @@ def test_real_informer_event_sequences_reach_the_channels_the_model_predicts(
         settle(informer, str(rv + 1))
         for kind, channel in got.items():
             assert drain(channel) == expected[kind], kind
+    finally:
+        tracker.close()
+        informer.stop()
+
+
+# --- trackers are handlers: own thread, own has_synced ---------------------------
+
+
+def test_a_slow_tracker_never_stalls_another(
+    informer: SharedIndexInformer, watch: FakeWatch
+) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def slow_filter(obj: Small) -> bool:
+        if obj.name == "c":
+            entered.set()
+            assert release.wait(5)
+        return True
+
+    slow = ResourceTracker(informer, convert=to_small, filter=slow_filter)
+    fast = ResourceTracker(informer, convert=to_small)
+    try:
+        slow_added: Channel[Small] = Channel()
+        fast_added: Channel[Small] = Channel()
+        slow.register_added_resource_channel(slow_added)
+        fast.register_added_resource_channel(fast_added)
+        watch.add(pod("c", "6", app="web"))
+        watch.add(pod("d", "7", app="web"))
+        assert entered.wait(5)  # the slow tracker is stuck inside its filter...
+        assert [fast_added.get(timeout=5), fast_added.get(timeout=5)] == [
+            Small("c", "6", "web"),
+            Small("d", "7", "web"),
+        ]  # ...and the fast one got both events anyway
+        assert drain(slow_added) == []
+        release.set()
+        assert slow_added.get(timeout=5) == Small("c", "6", "web")
+        assert slow_added.get(timeout=5) == Small("d", "7", "web")
+    finally:
+        release.set()
+        slow.close()
+        fast.close()
+
+
+def test_tracker_has_synced_like_a_handler(lw: FakeListerWatcher, clock: FakeClock) -> None:
+    informer = SharedIndexInformer(lw, name="pods", clock=clock)
+    early = ResourceTracker(informer, convert=to_small)
+    try:
+        assert not early.has_synced()
+        assert early.registration in informer.registrations()
+        informer.start()
+        assert early.registration is not None
+        assert early.registration.wait_synced(5)
+        assert early.has_synced()
+        late = ResourceTracker(informer, convert=to_small)
+        assert late.registration is not None
+        assert late.registration.wait_synced(5)
+        assert late.has_synced()
+        late.close()
+        assert late.registration not in informer.registrations()
+    finally:
+        early.close()
+        informer.stop()
+    stopped = ResourceTracker(informer, convert=to_small)  # reads only
+    assert stopped.registration is None
+    assert not stopped.has_synced()
+    assert len(stopped.known_resources()) == 2
+    stopped.close()
+
+
+def test_a_resync_reaches_the_updated_channels(lw: FakeListerWatcher, clock: FakeClock) -> None:
+    informer = SharedIndexInformer(lw, name="pods", clock=clock, resync_period=10)
+    tracker = ResourceTracker(informer, convert=to_small)
+    updated: Channel[tuple[Small, Small]] = Channel()
+    tracker.register_updated_resource_channel(updated)
+    try:
+        informer.start()
+        assert informer.wait_synced(5)
+        lw.wait_for_watch()
+        clock.advance(10)
+        assert informer.wait_idle()
+        assert sorted(drain(updated), key=lambda pair: pair[0].name) == [
+            (Small("a", "2", "web"), Small("a", "2", "web")),
+            (Small("b", "3", "db"), Small("b", "3", "db")),
+        ]
     finally:
         tracker.close()
         informer.stop()

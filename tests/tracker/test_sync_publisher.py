@@ -152,3 +152,25 @@ def test_synced_signals_of_other_informers_are_ignored(
         signals.synced.send(informers[1])
         signals.synced.send(object())
         assert drain(sink) == []
+
+
+def test_the_publisher_is_a_handler_that_leaves_once_published(
+    bus: EventBus, informers: list[SharedIndexInformer]
+) -> None:
+    sink = bus.subscribe("sink", 10, ResourceSyncCompleteEvent.event_type)
+    before = len(informers[0].registrations())
+    with SyncEventPublisher(bus, informers[:1]):
+        assert len(informers[0].registrations()) == before + 1  # its own handler
+        informers[0].start()
+        assert sink.get(timeout=JOIN) == ResourceSyncCompleteEvent("pods", 3)
+        assert informers[0].wait_idle()
+        assert len(informers[0].registrations()) == before  # removed itself
+
+
+def test_close_removes_the_handlers_still_waiting(
+    bus: EventBus, informers: list[SharedIndexInformer]
+) -> None:
+    publisher = SyncEventPublisher(bus, informers)
+    assert all(len(informer.registrations()) == 1 for informer in informers)
+    publisher.close()
+    assert all(informer.registrations() == [] for informer in informers)

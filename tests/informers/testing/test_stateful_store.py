@@ -17,7 +17,7 @@ from hypothesis.stateful import run_state_machine_as_test
 import informers.testing
 from informers.errors import IndexConflictError, IndexFunctionError, UnknownIndexError
 from informers.objects import Indexers, IndexFunc, KeyFunc
-from informers.store import Indexer
+from informers.store import Indexer, ThreadSafeStore
 from informers.testing.stateful import IndexedStoreStateMachine, indexed_store_machine
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -167,3 +167,49 @@ class TolerantIndexerMachine(IndexedStoreStateMachine):
 
 
 TestTolerantIndexer = TolerantIndexerMachine.TestCase
+
+
+class KeyedStore:
+    """An IndexedStore written against the keyed layer only (the caller
+    computes every key), so the machine checks :class:`ThreadSafeStore`'s
+    upsert, delete_key, get_many and replace_items."""
+
+    def __init__(self, key_func: KeyFunc, indexers: dict[str, IndexFunc]) -> None:
+        self.key_func = key_func
+        self.store = ThreadSafeStore(indexers)
+        self.replaced: list[Any] = []
+
+    def add(self, obj: Any) -> None:
+        key = self.key_func(obj)
+        old = self.store.get_by_key(key)
+        assert self.store.upsert(key, obj) is old
+
+    update = add
+
+    def delete(self, obj: Any) -> None:
+        key = self.key_func(obj)
+        old = self.store.get_by_key(key)
+        assert self.store.delete_key(key) is old
+
+    def get(self, obj: Any) -> Any | None:
+        (got,) = self.store.get_many([self.key_func(obj)])
+        return got
+
+    def get_by_key(self, key: str) -> Any | None:
+        return self.store.get_by_key(key)
+
+    def replace(self, objects: Any, resource_version: str) -> None:
+        items = {self.key_func(obj): obj for obj in objects}
+        self.store.replace_items(items, resource_version)
+
+    def resync(self) -> None:
+        pass
+
+    def __len__(self) -> int:
+        return len(self.store)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)  # the reads and add_indexers
+
+
+TestThreadSafeStore = indexed_store_machine(KeyedStore, check_identity=True).TestCase  # type: ignore[arg-type]
