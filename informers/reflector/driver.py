@@ -14,7 +14,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, TypeAlias
 
@@ -22,6 +22,7 @@ from informers.backoff import ExponentialBackoff
 from informers.clock import REAL_CLOCK, Clock, TimerHandle
 from informers.errors import WatchDecodeError, WatchStalledError, permanent_failure_hint
 from informers.listwatch import ListerWatcher, ListOptions, WatchStream
+from informers.objects import meta_namespace_keys
 from informers.reflector.config import ReflectorConfig
 from informers.reflector.machine import (
     Action,
@@ -86,28 +87,23 @@ class ReflectorStore(Protocol):
 _BLOCKING = (RequestList, RequestWatch, Backoff)
 
 
-def _buffer_key(obj: Any) -> tuple[str, str]:
+def _buffer_key(obj: Any) -> str:
+    """The key an object is collected under: :func:`~informers.objects.meta_namespace_key`'s,
+    but never raising (what the machine let through has a name; anything
+    else is collected under ``""`` rather than failing the list)."""
     meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     if not isinstance(meta, Mapping):
-        return ("", "")
-    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        return ""
+    name = str(meta.get("name") or "")
+    namespace = str(meta.get("namespace") or "")
+    return f"{namespace}/{name}" if namespace else name
 
 
-def _buffer_items(buf: dict[tuple[str, str], Any], items: Iterable[Any]) -> None:
-    """``buf[_buffer_key(item)] = item`` for every item, in order (a later
-    duplicate wins), with the key computed inline for plain-dict items whose
-    name and namespace are strings (what the list handed over holds)."""
-    for item in items:
-        # TODO(lead): use objects' fast key
-        if type(item) is dict:
-            meta = item.get("metadata")
-            if type(meta) is dict:
-                name = meta.get("name")
-                namespace = meta.get("namespace")
-                if type(name) is str and (namespace is None or type(namespace) is str):
-                    buf[(namespace or "", name)] = item
-                    continue
-        buf[_buffer_key(item)] = item
+def _buffer_items(buf: dict[str, Any], items: Sequence[Any]) -> None:
+    """``buf[key] = item`` for every item, in order (a later duplicate wins),
+    keyed through the one batch fast path,
+    :func:`~informers.objects.meta_namespace_keys`."""
+    buf.update(zip(meta_namespace_keys(items, _buffer_key), items, strict=True))
 
 
 #: The error hook: called as ``handler(reflector, error)`` for every reported
@@ -184,7 +180,7 @@ class Reflector:
         # The lister-watcher of the current run (an abortable view of _lw when
         # it offers one).
         self._run_lw: ListerWatcher = lister_watcher
-        self._buffer: dict[tuple[str, str], Any] = {}  # a list being collected
+        self._buffer: dict[str, Any] = {}  # a list being collected, by key
         self._events: Iterator[Mapping[str, Any]] | None = None  # the open watch's events
         self._watch_started = 0.0  # clock time the open watch was requested
         self._deadline: TimerHandle | None = None  # the streaming list's deadline timer
