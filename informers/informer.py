@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
+from typing import Any
 
 from cachetools import LRUCache
 
@@ -121,6 +123,10 @@ class SharedIndexInformer:
         # wait_idle waits for it to move. Written by the loop thread alone,
         # without the lock; read under it (see _progressed: no lost wake-up).
         self._progress = 0
+        # The highest resourceVersion applied to the store (a relist's, or a
+        # watch event's; resyncs do not move it): written by the loop thread
+        # alone, read by wait_for_resource_version like _progress.
+        self._applied_rv = -1
         # --- guarded by _lock -------------------------------------------------
         self._idle_waiters = 0  # threads in wait_idle(); read by the loop without the lock
         # The reflector's resync check period: the shortest handler period
@@ -281,6 +287,58 @@ class SharedIndexInformer:
                 return False
         return True
 
+    def applied_resource_version(self) -> str:
+        """The highest resourceVersion the store has applied so far (a list's
+        or a watch event's, bookmarks included): ``""`` before the first list.
+        What a write returned is in the cache once this reached its
+        resourceVersion (see :meth:`wait_for_resource_version`)."""
+        rv = self._applied_rv
+        return str(rv) if rv >= 0 else ""
+
+    def wait_for_resource_version(
+        self,
+        target: str | int | Mapping[str, Any],
+        timeout: float = 10.0,
+        *,
+        handler: ResourceEventHandlerRegistration | None = None,
+    ) -> bool:
+        """Read-your-writes: block until the store has applied everything up
+        to ``target`` -- a resourceVersion, or an object as a write returned
+        it (its ``metadata.resourceVersion``) -- and, with ``handler`` (a
+        registration of this informer), until that handler has also returned
+        from every notification up to it.
+
+        Event-driven (no polling). ``timeout`` is in real seconds; returns
+        False when it passed, the informer stopped first, or ``target`` has
+        no numeric resourceVersion. A write that the informer does not see
+        (another namespace, a selector that excludes it) is covered by the
+        next bookmark or event after it, so prefer a target the informer
+        watches. Thread-safe; never call it from a handler of this informer
+        (the handler would wait for itself).
+        """
+        if isinstance(target, Mapping):
+            target = get_resource_version(target)
+        text = str(target)
+        if not text.isdigit():
+            return False
+        want = int(text)
+        deadline = REAL_CLOCK.now() + timeout
+        while self._applied_rv < want:
+            with self._cond:
+                if self._stopped:
+                    return False
+                seen = self._progress
+            # Read after ``seen``: an entry applied since is not missed.
+            if self._applied_rv >= want:
+                break
+            if not self._wait_progress(seen, deadline):
+                return False
+        if handler is None:
+            return True
+        # Every notification up to ``want`` was handed to the handler before
+        # the loop moved on: wait until it returned from all handed out so far.
+        return handler.wait_handled(handler.handed_out, max(0.0, deadline - REAL_CLOCK.now()))
+
     def _wait_progress(self, seen: int, deadline: float) -> bool:
         """Wait until the loop moved on from ``seen`` (or stop, or deadline)."""
         with self._cond:
@@ -406,10 +464,14 @@ class SharedIndexInformer:
         if type(entry) is Relist:
             self._apply_relist(entry, is_in_initial_list)
             first_sync = not self._synced_event.is_set()
+            rv = entry.resource_version
         else:
             delta = entry[0]
             self._apply_one(delta, is_in_initial_list)
             first_sync = delta.type is DeltaType.BOOKMARK and not self._synced_event.is_set()
+            rv = "" if delta.type is DeltaType.SYNC else get_resource_version(delta.object)
+        if rv and rv.isdigit() and int(rv) > self._applied_rv:
+            self._applied_rv = int(rv)
         if first_sync:
             # Entries are applied in order by this one thread: once the first
             # relist is applied, so is everything queued before it.

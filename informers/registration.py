@@ -164,6 +164,7 @@ class ResourceEventHandlerRegistration:
         self._cond = threading.Condition()
         # --- guarded by _cond ---------------------------------------------------
         self._done = 0  # notifications handled (written by the listener thread)
+        self._handled_waiters = 0  # threads in wait_handled()
         self._synced = False
         self._removed = False
         self._thread: threading.Thread | None = None
@@ -202,7 +203,7 @@ class ResourceEventHandlerRegistration:
             finally:
                 with self._cond:
                     self._done += 1
-                    if self._done >= self._puts:
+                    if self._handled_waiters or self._done >= self._puts:
                         self._cond.notify_all()
 
     def _deliver(self, item: object) -> None:
@@ -254,6 +255,25 @@ class ResourceEventHandlerRegistration:
         """Notifications buffered or being handled right now."""
         with self._cond:
             return max(0, self._puts - self._done)
+
+    @property
+    def handed_out(self) -> int:
+        """How many notifications were handed to this registration so far."""
+        return self._puts
+
+    def wait_handled(self, count: int, timeout: float | None = None) -> bool:
+        """Block until the handler has returned from the first ``count``
+        notifications handed to it (or the registration was removed), or
+        ``timeout`` real seconds; unlike :meth:`wait_idle`, later
+        notifications do not hold it up."""
+        with self._cond:
+            self._handled_waiters += 1
+            try:
+                return self._cond.wait_for(
+                    lambda: self._done >= count or self._removed, timeout
+                ) and not (self._removed and self._done < count)
+            finally:
+                self._handled_waiters -= 1
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until the buffer is empty and the handler is not running (or
