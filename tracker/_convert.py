@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import re
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar, cast
@@ -24,7 +25,7 @@ except ImportError:  # pragma: no cover - depends on the installation
 from informers.objects import get_resource_version, get_uid
 from tracker.errors import ConversionError
 
-__all__ = ["DEFAULT_CACHE_SIZE", "Converter", "converter_for", "deserializer_for"]
+__all__ = ["DEFAULT_CACHE_SIZE", "Converter", "converter_for", "deserializer_for", "failure_reason"]
 
 T = TypeVar("T")
 
@@ -199,7 +200,7 @@ class Converter(Generic[T]):
         try:
             converted = self._convert(raw)
         except Exception as err:
-            raise ConversionError(self._kind, key, type(err).__name__) from err
+            raise ConversionError(self._kind, key, failure_reason(err)) from err
         with self._lock:
             self._misses += 1
             if memo_key is not None:
@@ -208,3 +209,34 @@ class Converter(Generic[T]):
 
 
 _MISSING: Any = object()
+
+# "Invalid value for `phase` (Bogus), must be one of [...]": the field and the
+# rule, without the value in parentheses (it may be secret).
+_MODEL_INVALID = re.compile(r"Invalid value for `([^`]+)`(?: \(.*?\))?, (.*)", re.DOTALL)
+# A dataclass or plain class refusing a field: names the field, not its value.
+_SIGNATURE = re.compile(r"(unexpected keyword argument '[^']+'|missing \d+ required .*)")
+
+
+def failure_reason(error: BaseException) -> str:
+    """Why a conversion failed, naming the field and the rule and never a
+    value: the first error of a pydantic ``ValidationError`` (its location
+    and message), a kubernetes model's "Invalid value for `field`" (without
+    the value), a constructor's unexpected or missing argument; else the
+    error's type name alone."""
+    name = type(error).__name__
+    errors = getattr(error, "errors", None)
+    if callable(errors):  # pydantic's ValidationError
+        try:
+            first = errors()[0]
+            location = ".".join(str(part) for part in first.get("loc", ())) or "(root)"
+            return f"{name}: {location}: {str(first.get('msg', ''))[:200]}"
+        except Exception:  # noqa: BLE001 - a look at the error must not fail the report
+            return name
+    text = str(error)
+    found = _MODEL_INVALID.search(text)
+    if found is not None:
+        return f"{name}: {found.group(1)}: {found.group(2)[:200]}"
+    found = _SIGNATURE.search(text)
+    if isinstance(error, TypeError) and found is not None:
+        return f"{name}: {found.group(1)[:200]}"
+    return name

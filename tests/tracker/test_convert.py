@@ -168,3 +168,42 @@ def test_deserializer_works_with_both_client_signatures() -> None:
     assert deserializer_for(Client31())(raw, V1ConfigMap) == ("31", raw, V1ConfigMap)
     small = obj(data={"k": "v"})
     assert deserializer_for(Client37())(small, V1ConfigMap)[1] == small
+
+
+def test_a_failed_typed_view_says_which_field_and_why_never_the_value() -> None:
+    import dataclasses
+
+    from kubernetes.client import V1Pod
+
+    from tracker._convert import Converter, converter_for, failure_reason
+    from tracker.errors import ConversionError
+
+    @dataclasses.dataclass
+    class Needs:
+        metadata: dict[str, Any]
+        replicas: int
+
+    secret = "hunter2-do-not-log"
+    cases = [
+        (V1Pod, {"metadata": {"name": "p"}, "spec": {"containers": [{"image": secret}]}}, "name"),
+        (Needs, {"metadata": {}, "spec": {"password": secret}}, "replicas"),
+    ]
+    for model, raw, field in cases:
+        with pytest.raises(ConversionError) as info:
+            Converter(converter_for(model), kind="pods")(raw, "default/p")
+        message = str(info.value)
+        assert field in message
+        assert secret not in message
+        assert message.startswith("cannot convert pods 'default/p': ")
+
+    class OpaqueError(Exception):
+        pass
+
+    # unknown shapes: the type only
+    assert failure_reason(OpaqueError(f"value {secret}")) == "OpaqueError"
+    assert secret not in failure_reason(
+        ValueError(f"Invalid value for `phase` ({secret}), must be one of ['Running']")
+    )
+    assert failure_reason(ValueError("Invalid value for `phase` (x), must not be `None`")) == (
+        "ValueError: phase: must not be `None`"
+    )
