@@ -68,14 +68,30 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Start the embedded API server emulator, run a SharedInformerFactory "
         "against it over HTTP, write to the server in phases with deliberate faults "
         "(churn; missed deletes and compaction, a 410 relist; throttling, 429 Retry-After) "
-        "and check after each phase that the cache equals the server. Exits non-zero if it "
-        "does not.",
+        "and check after each phase that the cache equals the server; alongside, typed "
+        "trackers, the index synchronization tracker, a controller on the workqueue, and the "
+        "SQL mirror of every kind. Exits non-zero if the cache or the database differs.",
     )
     demo.add_argument(
-        "--pods", type=positive_int, default=200, help="pods created before the informer starts"
+        "--pods",
+        "--objects",
+        dest="pods",
+        type=positive_int,
+        default=200,
+        help="pods created before the informers start, in pods/10 deployments (default 200)",
     )
     demo.add_argument("--writes", type=positive_int, default=300, help="writes in the churn phase")
     demo.add_argument("--seed", type=int, default=0, help="random seed for the churn")
+    demo.add_argument(
+        "--duration",
+        type=positive_float,
+        help="churn for this many seconds instead of --writes writes",
+    )
+    demo.add_argument(
+        "--db",
+        help="the mirror's database URL (default: a temporary SQLite file); the mirror "
+        "needs the mirror extra and is skipped without it",
+    )
     _add_serve_parser(sub)
     _add_mirror_parser(sub)
     _add_watch_parser(sub)
@@ -263,13 +279,13 @@ class _DeliberateFaults(logging.Filter):
 
 
 def _demo(args: argparse.Namespace) -> int:
-    """Run the informer demo and print what happened; 0 when every phase
-    ended with the cache equal to the server's state."""
+    """Run the demo and print what happened; 0 when every phase ended with
+    the cache equal to the server's state and the database equal to the API."""
     from rich.console import Console
     from rich.logging import RichHandler
-    from rich.table import Table
 
-    from informers._demo import run_demo
+    from informers._cli_common import CommandError
+    from informers._demo import print_summary, run_demo
 
     console = Console()
     # The reflector's warnings (410, 429, dropped streams) are part of the show;
@@ -289,32 +305,22 @@ def _demo(args: argparse.Namespace) -> int:
         f"embedded API server emulator ({args.pods} pods, seed {args.seed})"
     )
     try:
-        report = run_demo(args.pods, args.writes, args.seed, progress=console.print, fault=on_fault)
+        report = run_demo(
+            args.pods,
+            args.writes,
+            args.seed,
+            progress=console.print,
+            fault=on_fault,
+            duration=args.duration,
+            db=args.db,
+        )
+    except CommandError as error:
+        print(f"kube-informers demo: {error}", file=sys.stderr, flush=True)
+        return error.exit_code
     finally:
         logging.getLogger("informers").removeHandler(handler)
-
-    phases = Table(title="phases")
-    for column in ("phase", "writes", "caught up in", "cached pods", "cache == server"):
-        phases.add_column(column)
-    for phase in report.phases:
-        phases.add_row(
-            phase.name,
-            str(phase.writes),
-            f"{phase.seconds:.2f} s",
-            str(phase.cached),
-            "[green]yes[/]" if phase.cache_matches_server else "[red]NO[/]",
-        )
-    console.print(phases)
-    events = Table(title="events the handler received")
-    events.add_column("event")
-    events.add_column("count", justify="right")
-    for what, count in sorted(report.events.items()):
-        events.add_row(what, str(count))
-    console.print(events)
-    errors = ", ".join(f"{name} x{count}" for name, count in sorted(report.watch_errors.items()))
-    console.print(f"watch errors seen (and recovered from): {errors or 'none'}")
-    console.print(f"pods by node index: {report.by_node}")
-    return 0 if all(phase.cache_matches_server for phase in report.phases) else 1
+    print_summary(report, console)
+    return 0 if report.converged else 1
 
 
 def _cluster_command(args: argparse.Namespace) -> int:
