@@ -13,6 +13,7 @@ in the database (a rich table, or one JSON object with ``--output json``).
 from __future__ import annotations
 
 import argparse
+import logging
 import random
 import sys
 import time
@@ -35,6 +36,8 @@ from informers.factory import SharedInformerFactory
 from informers.resources import Resource
 
 __all__ = ["MIRROR_EXTRA_HINT", "parse_column", "run_mirror", "safe_url"]
+
+log = logging.getLogger(__name__)
 
 #: What to install when SQLAlchemy or psycopg is missing.
 MIRROR_EXTRA_HINT = "pip install 'kube-informers[mirror]'"
@@ -101,10 +104,18 @@ def _resolve(factory: SharedInformerFactory, names: list[str], cluster: Cluster)
     return resolved
 
 
-def _count_api(cluster: Cluster, resource: Resource, namespace: str | None) -> int:
+def _count_api(cluster: Cluster, resource: Resource, namespace: str | None) -> int | None:
+    """Objects of ``resource`` in the API now; ``None`` when it cannot be asked
+    (the server went away meanwhile)."""
+    import urllib3
+
     from tracker.mirror import LiveReader
 
-    listed = LiveReader(cluster.api_client, resource, namespace).list()
+    try:
+        listed = LiveReader(cluster.api_client, resource, namespace).list()
+    except (ApiError, urllib3.exceptions.HTTPError, OSError) as error:
+        log.warning("cannot count %s in the API: %s", resource, error)
+        return None
     return len(listed.get("items") or [])
 
 
@@ -254,7 +265,7 @@ def _report(result: dict[str, Any], console: Any, as_json: bool) -> None:
         table.add_row(
             row["resource"],
             row["table"],
-            str(row["api_objects"]),
+            "?" if row["api_objects"] is None else str(row["api_objects"]),
             str(row["db_rows"]),
             "[green]yes[/]" if row["match"] else "[yellow]not yet[/]",
         )
