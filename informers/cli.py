@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-__all__ = ["EXIT_INTERRUPTED", "main", "port_number", "positive_int"]
+__all__ = ["EXIT_INTERRUPTED", "main", "port_number", "positive_float", "positive_int"]
 
 
 #: The exit status after Ctrl-C (SIGINT), as shells report it: 128 + 2.
@@ -68,16 +68,135 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Start the embedded API server emulator, run a SharedInformerFactory "
         "against it over HTTP, write to the server in phases with deliberate faults "
         "(churn; missed deletes and compaction, a 410 relist; throttling, 429 Retry-After) "
-        "and check after each phase that the cache equals the server. Exits non-zero if it "
-        "does not.",
+        "and check after each phase that the cache equals the server; alongside, typed "
+        "trackers, the index synchronization tracker, a controller on the workqueue, and the "
+        "SQL mirror of every kind. Exits non-zero if the cache or the database differs.",
     )
     demo.add_argument(
-        "--pods", type=positive_int, default=200, help="pods created before the informer starts"
+        "--pods",
+        "--objects",
+        dest="pods",
+        type=positive_int,
+        default=200,
+        help="pods created before the informers start, in pods/10 deployments (default 200)",
     )
     demo.add_argument("--writes", type=positive_int, default=300, help="writes in the churn phase")
     demo.add_argument("--seed", type=int, default=0, help="random seed for the churn")
+    demo.add_argument(
+        "--duration",
+        type=positive_float,
+        help="churn for this many seconds instead of --writes writes",
+    )
+    demo.add_argument(
+        "--db",
+        help="the mirror's database URL (default: a temporary SQLite file); the mirror "
+        "needs the mirror extra and is skipped without it",
+    )
     _add_serve_parser(sub)
+    _add_mirror_parser(sub)
+    _add_watch_parser(sub)
     return parser
+
+
+# --- mirror and watch: against a cluster (a kubeconfig) or the embedded emulator ---
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number of seconds greater than 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text}")
+    return value
+
+
+def _add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kubeconfig", help="the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)"
+    )
+    parser.add_argument("--context", help="the kubeconfig context (default: its current one)")
+    parser.add_argument("--namespace", "-n", help="one namespace only (default: all)")
+    parser.add_argument(
+        "--embedded",
+        action="store_true",
+        help="run against the embedded API server emulator, with generated churn",
+    )
+    parser.add_argument(
+        "--objects",
+        type=positive_int,
+        default=60,
+        help="with --embedded: objects created before starting (default 60)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="with --embedded: the churn's seed")
+    parser.add_argument(
+        "--duration",
+        type=positive_float,
+        help="stop after this many seconds (default: run until Ctrl-C)",
+    )
+    parser.add_argument(
+        "--output", choices=("rich", "json"), default="rich", help="rich tables, or plain JSON"
+    )
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", help="show the library's warnings (retries)"
+    )
+
+
+def _add_mirror_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from informers._cli_mirror import parse_column
+
+    mirror = sub.add_parser(
+        "mirror",
+        help="mirror kinds of a cluster into SQL tables until interrupted",
+        description="Keep a SQL table per kind (SQLite or PostgreSQL) equal to what the API "
+        "server holds, until Ctrl-C, SIGTERM or --duration; then drain the work, commit, "
+        "close, and print the objects per kind in the API against the rows in the database. "
+        "Needs the mirror extra: pip install 'kube-informers[mirror]'.",
+    )
+    mirror.add_argument(
+        "--resource",
+        "-r",
+        action="append",
+        required=True,
+        help="a kind to mirror, as kubectl names it (pods, deploy, deployments.apps); repeatable",
+    )
+    mirror.add_argument(
+        "--column",
+        "-c",
+        action="append",
+        type=parse_column,
+        help="an indexed column: RESOURCE=PATH or RESOURCE=NAME:PATH (pods=status.phase); "
+        "repeatable",
+    )
+    mirror.add_argument(
+        "--db",
+        default="sqlite:///mirror.db",
+        help="the database URL: sqlite:///FILE (default sqlite:///mirror.db) or postgresql://...",
+    )
+    _add_cluster_options(mirror)
+
+
+def _add_watch_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from informers._cli_watch import parse_index
+
+    watch = sub.add_parser(
+        "watch",
+        help="show a kind's events and index counts live until interrupted",
+        description="Run a shared informer for one kind and show, live, its recent events "
+        "(type, key, resourceVersion; never the objects' contents) and, for each --index, "
+        "how many objects each value has. --output json prints one JSON line per event.",
+    )
+    watch.add_argument("resource", help="the kind, as kubectl names it (pods, deploy, ...)")
+    watch.add_argument(
+        "--index",
+        "-i",
+        action="append",
+        type=parse_index,
+        help="an index: NAME=PATH (node=spec.nodeName); repeatable",
+    )
+    watch.add_argument("--selector", "-l", help="a label selector (app=web,tier!=db)")
+    _add_cluster_options(watch)
 
 
 # --- serve: the API server emulator, standalone (emulator-kubectl) ---
@@ -242,13 +361,13 @@ class _DeliberateFaults(logging.Filter):
 
 
 def _demo(args: argparse.Namespace) -> int:
-    """Run the informer demo and print what happened; 0 when every phase
-    ended with the cache equal to the server's state."""
+    """Run the demo and print what happened; 0 when every phase ended with
+    the cache equal to the server's state and the database equal to the API."""
     from rich.console import Console
     from rich.logging import RichHandler
-    from rich.table import Table
 
-    from informers._demo import run_demo
+    from informers._cli_common import CommandError
+    from informers._demo import print_summary, run_demo
 
     console = Console()
     # The reflector's warnings (410, 429, dropped streams) are part of the show;
@@ -268,32 +387,43 @@ def _demo(args: argparse.Namespace) -> int:
         f"embedded API server emulator ({args.pods} pods, seed {args.seed})"
     )
     try:
-        report = run_demo(args.pods, args.writes, args.seed, progress=console.print, fault=on_fault)
+        report = run_demo(
+            args.pods,
+            args.writes,
+            args.seed,
+            progress=console.print,
+            fault=on_fault,
+            duration=args.duration,
+            db=args.db,
+        )
+    except CommandError as error:
+        print(f"kube-informers demo: {error}", file=sys.stderr, flush=True)
+        return error.exit_code
     finally:
         logging.getLogger("informers").removeHandler(handler)
+    print_summary(report, console)
+    return 0 if report.converged else 1
 
-    phases = Table(title="phases")
-    for column in ("phase", "writes", "caught up in", "cached pods", "cache == server"):
-        phases.add_column(column)
-    for phase in report.phases:
-        phases.add_row(
-            phase.name,
-            str(phase.writes),
-            f"{phase.seconds:.2f} s",
-            str(phase.cached),
-            "[green]yes[/]" if phase.cache_matches_server else "[red]NO[/]",
-        )
-    console.print(phases)
-    events = Table(title="events the handler received")
-    events.add_column("event")
-    events.add_column("count", justify="right")
-    for what, count in sorted(report.events.items()):
-        events.add_row(what, str(count))
-    console.print(events)
-    errors = ", ".join(f"{name} x{count}" for name, count in sorted(report.watch_errors.items()))
-    console.print(f"watch errors seen (and recovered from): {errors or 'none'}")
-    console.print(f"pods by node index: {report.by_node}")
-    return 0 if all(phase.cache_matches_server for phase in report.phases) else 1
+
+def _cluster_command(args: argparse.Namespace) -> int:
+    """Run ``mirror`` or ``watch``; a :class:`CommandError` is one line on
+    stderr and its exit code."""
+    from rich.console import Console
+
+    from informers._cli_common import CommandError
+
+    console = Console(stderr=args.output == "json")
+    try:
+        if args.command == "mirror":
+            from informers._cli_mirror import run_mirror
+
+            return run_mirror(args, console)
+        from informers._cli_watch import run_watch
+
+        return run_watch(args, console)
+    except CommandError as error:
+        print(f"kube-informers {args.command}: {error}", file=sys.stderr, flush=True)
+        return error.exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -309,6 +439,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _demo(args)
         if args.command == "serve":
             return _serve(args)
+        if args.command in ("mirror", "watch"):
+            return _cluster_command(args)
     except KeyboardInterrupt:
         print(f"kube-informers {args.command}: interrupted", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED

@@ -1,0 +1,288 @@
+"""What the ``kube-informers`` subcommands share: stopping on signals,
+connecting to a cluster (a kubeconfig or the embedded emulator), checking it
+answers, quiet logging, and the embedded emulator's generated churn.
+
+Used by :mod:`informers._cli_mirror`, :mod:`informers._cli_watch` and
+:mod:`informers._demo`; not a public API of the package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import random
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+import urllib3
+
+from informers.errors import ApiError, InformersError
+from informers.listwatch import HTTPListerWatcher, ListOptions
+from informers.resources import DEPLOYMENTS, NAMESPACES, PODS, Resource
+
+__all__ = [
+    "EMBEDDED_NAMESPACES",
+    "EXIT_INTERRUPTED",
+    "Churn",
+    "Cluster",
+    "CommandError",
+    "StopSignals",
+    "check_reachable",
+    "connect",
+    "print_json",
+    "quiet_logging",
+    "seed_cluster",
+]
+
+log = logging.getLogger(__name__)
+
+#: The exit status after Ctrl-C (as :data:`informers.cli.EXIT_INTERRUPTED`).
+EXIT_INTERRUPTED = 130
+
+#: The namespaces the embedded emulator's generated objects live in.
+EMBEDDED_NAMESPACES = ("default", "shop", "payments")
+
+
+class CommandError(InformersError):
+    """A subcommand cannot go on: ``str(error)`` is the one line to print on
+    stderr, ``exit_code`` the status to exit with (1 by default)."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def print_json(value: Any) -> None:
+    """Print ``value`` as one line of plain JSON on stdout, flushed."""
+    print(json.dumps(value, sort_keys=True, separators=(",", ":")), flush=True)
+
+
+class StopSignals:
+    """While entered (in the main thread), SIGINT and SIGTERM set
+    :attr:`event` instead of raising; the previous handlers are restored on
+    exit. :attr:`interrupted` is true after a SIGINT (Ctrl-C)."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._received: list[int] = []  # appended by the handler (main thread only)
+        self._previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self._received.append(signum)
+        self.event.set()
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether a SIGINT arrived."""
+        return signal.SIGINT in self._received
+
+    @property
+    def received(self) -> bool:
+        """Whether any stop signal arrived."""
+        return bool(self._received)
+
+    def __enter__(self) -> StopSignals:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def quiet_logging(verbose: bool) -> Iterator[None]:
+    """Show the library's warnings (retries, backoff) on stderr only when
+    ``verbose``; otherwise only errors. Restores the loggers afterwards."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.WARNING if verbose else logging.ERROR)
+    loggers = [logging.getLogger(name) for name in ("informers", "tracker")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+
+
+@dataclass
+class Cluster:
+    """An API client and, for ``--embedded``, the emulator it talks to.
+    :meth:`close` closes the client and stops the emulator."""
+
+    api_client: Any
+    url: str
+    server: Any = None
+    _closed: bool = field(default=False, repr=False)
+
+    def close(self) -> None:
+        """Close the client, then stop the emulator (if any). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self.api_client.close()
+        if self.server is not None:
+            self.server.stop()
+
+
+def connect(kubeconfig: str | None, context: str | None, embedded: bool) -> Cluster:
+    """A :class:`Cluster`: the embedded emulator (started on a free loopback
+    port) or the cluster a kubeconfig names (``kubeconfig`` or the usual
+    default, ``context`` or its current one). Raises :class:`CommandError`
+    for a kubeconfig that cannot be read or a context it does not have."""
+    if embedded:
+        from informers.testing.apiserver import ApiServer
+
+        server = ApiServer()
+        server.start()
+        return Cluster(server.api_client(), server.url, server)
+    import yaml  # type: ignore[import-untyped]
+    from kubernetes import config
+    from kubernetes.config.config_exception import ConfigException
+
+    if kubeconfig is not None and not os.path.isfile(kubeconfig):
+        raise CommandError(f"kubeconfig {kubeconfig!r}: no such file")
+    try:
+        new_client: Any = config.new_client_from_config
+        client = new_client(config_file=kubeconfig, context=context)
+    except ConfigException as error:
+        raise CommandError(f"bad kubeconfig: {error}") from None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, yaml.YAMLError) as error:
+        # A file that is missing, not YAML, or not shaped like a kubeconfig.
+        where = kubeconfig or "the default kubeconfig"
+        first = str(error).splitlines()[0] if str(error) else ""
+        raise CommandError(f"cannot read {where}: {type(error).__name__}: {first}") from None
+    return Cluster(client, str(client.configuration.host))
+
+
+def check_reachable(cluster: Cluster, resource: Resource, namespace: str | None) -> None:
+    """List one object of ``resource``, so that an API server that cannot be
+    reached, or refuses the kind, is one clear :class:`CommandError` before
+    anything starts. Blocks on one HTTP request (with the client's retries)."""
+    lister = HTTPListerWatcher(cluster.api_client, resource, namespace)
+    try:
+        lister.list(ListOptions(limit=1))
+    except ApiError as error:
+        raise CommandError(f"the API server at {cluster.url} refused {resource}: {error}") from None
+    except (urllib3.exceptions.HTTPError, OSError) as error:
+        reason = getattr(error, "reason", None) or error
+        raise CommandError(f"cannot reach the API server at {cluster.url}: {reason}") from None
+
+
+def _pod(rng: random.Random, namespace: str, name: str, app: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": app}},
+        "spec": {
+            "nodeName": f"node-{rng.randrange(4)}",
+            "containers": [{"name": "main", "image": f"example/{app}:1"}],
+        },
+    }
+
+
+def _deployment(namespace: str, name: str, replicas: int) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "main", "image": f"example/{name}:1"}]},
+            },
+        },
+    }
+
+
+def seed_cluster(server: Any, rng: random.Random, objects: int) -> None:
+    """Create the embedded namespaces and about ``objects`` pods and
+    deployments in them (one deployment per five pods)."""
+    for namespace in EMBEDDED_NAMESPACES[1:]:
+        server.create(NAMESPACES, {"metadata": {"name": namespace}})
+    for number in range(max(1, objects // 6)):
+        namespace = rng.choice(EMBEDDED_NAMESPACES)
+        server.create(DEPLOYMENTS, _deployment(namespace, f"app-{number}", rng.randrange(1, 4)))
+    for number in range(objects - objects // 6):
+        namespace = rng.choice(EMBEDDED_NAMESPACES)
+        app = rng.choice(["web", "api", "worker"])
+        server.create(PODS, _pod(rng, namespace, f"pod-{number}", app))
+
+
+class Churn:
+    """Writes to the embedded emulator on a background thread named
+    ``kube-informers-churn``: creates, updates and deletes pods and
+    deployments, ``rate`` writes a second, until :meth:`stop` (which joins
+    the thread). :attr:`writes` counts what was written."""
+
+    def __init__(self, server: Any, rng: random.Random, rate: float = 20.0) -> None:
+        self._server = server
+        self._rng = rng
+        self._interval = 1.0 / rate
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._writes = 0  # guarded by _lock
+        self._next = 0  # only the churn thread touches it
+        self._thread = threading.Thread(target=self._main, name="kube-informers-churn", daemon=True)
+
+    @property
+    def writes(self) -> int:
+        """Writes made so far."""
+        with self._lock:
+            return self._writes
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the thread and join it; idempotent."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _main(self) -> None:
+        try:
+            while not self._stop.wait(self._interval):
+                self._write_one()
+                with self._lock:
+                    self._writes += 1
+        except Exception:
+            log.exception("embedded churn stopped")
+
+    def _write_one(self) -> None:
+        from informers.testing.apiserver import ApiServerError
+
+        rng = self._rng
+        resource = PODS if rng.random() < 0.8 else DEPLOYMENTS
+        live = self._server.list_objects(resource)
+        roll = rng.random()
+        self._next += 1
+        namespace = rng.choice(EMBEDDED_NAMESPACES)
+        try:
+            if roll < 0.35 or not live:
+                if resource is PODS:
+                    obj = _pod(rng, namespace, f"churn-{self._next}", "web")
+                else:
+                    obj = _deployment(namespace, f"churn-{self._next}", 1)
+                self._server.create(resource, obj)
+            elif roll < 0.75:
+                obj = rng.choice(live)
+                labels = dict(obj["metadata"].get("labels") or {})
+                labels["revision"] = str(rng.randrange(1000))
+                obj["metadata"]["labels"] = labels
+                self._server.update(resource, obj)
+            else:
+                obj = rng.choice(live)
+                meta = obj["metadata"]
+                self._server.delete(resource, meta["name"], meta.get("namespace"))
+        except ApiServerError as error:  # a conflict with a concurrent write: skip it
+            log.debug("embedded churn: %s", error)
