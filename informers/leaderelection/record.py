@@ -50,7 +50,12 @@ def format_micro_time(when: datetime) -> str:
     A naive datetime is taken to be UTC."""
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return when.astimezone(UTC).strftime(MICRO_TIME_FORMAT)
+    utc = when.astimezone(UTC)
+    # by hand rather than strftime: "%Y" is not zero-padded below year 1000 on glibc
+    return (
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T"
+        f"{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}.{utc.microsecond:06d}Z"
+    )
 
 
 def parse_micro_time(text: str) -> datetime:
@@ -59,13 +64,16 @@ def parse_micro_time(text: str) -> datetime:
     UTC datetime. Raises :class:`ValueError` for anything else."""
     if not isinstance(text, str) or "T" not in text.upper():
         raise ValueError(f"not an RFC 3339 timestamp: {text!r}")
-    text = text.upper()  # RFC 3339 allows a lower-case "t" and "z"
-    head, sep, tail = text.partition(".")
+    value = text.upper()  # RFC 3339 allows a lower-case "t" and "z"
+    head, sep, tail = value.partition(".")
     if sep:  # Go writes up to nine fractional digits; datetime takes six
         digits = len(tail) - len(tail.lstrip("0123456789"))
         tail = tail[: min(digits, 6)] + tail[digits:]
-        text = f"{head}.{tail}" if digits else head + tail
-    parsed = datetime.fromisoformat(text)
+        value = f"{head}.{tail}" if digits else head + tail
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"not an RFC 3339 timestamp: {text!r}") from None
     if parsed.tzinfo is None:
         raise ValueError(f"RFC 3339 timestamp without a time zone: {text!r}")
     return parsed.astimezone(UTC)
