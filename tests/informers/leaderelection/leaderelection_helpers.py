@@ -19,6 +19,7 @@ from informers.leaderelection import (
     LeaseLock,
     LeaseLockError,
     LockState,
+    ResourceLock,
 )
 from informers.testing import ApiServer
 
@@ -184,13 +185,16 @@ class Replica:
         retry_period: float = RETRY_PERIOD,
         release_on_cancel: bool = False,
         read_timeout: float = 2.0,
+        wrap_lock: Callable[[LeaseLock], ResourceLock] | None = None,
+        on_started_leading: Callable[[threading.Event], None] | None = None,
         **elector_options: Any,
     ) -> None:
         self.identity = identity
         self.timeline = timeline
         self.api = server.api_client()
         self.api.set_default_header(HEADER, identity)
-        self.lock = LeaseLock(self.api, "default", lease, read_timeout=read_timeout)
+        self.lease_lock = LeaseLock(self.api, "default", lease, read_timeout=read_timeout)
+        self.lock = wrap_lock(self.lease_lock) if wrap_lock is not None else self.lease_lock
         self.config = LeaderElectionConfig(
             lock=self.lock,
             identity=identity,
@@ -206,7 +210,7 @@ class Replica:
         self.events: list[str] = []  # callbacks in order
         self.elector = LeaderElector(
             self.config,
-            on_started_leading=self._lead,
+            on_started_leading=on_started_leading or self._lead,
             on_stopped_leading=self._stopped,
             on_new_leader=self._new_leader,
             **elector_options,
@@ -233,7 +237,5 @@ class Replica:
         self.api.close()
 
 
-def leader_of(replicas: list[Replica]) -> Replica:
-    leading = [r for r in replicas if r.elector.is_leader()]
-    assert len(leading) == 1, [r.identity for r in leading]
-    return leading[0]
+def by_identity(replicas: list[Replica], identity: str) -> Replica:
+    return next(r for r in replicas if r.identity == identity)
