@@ -48,9 +48,13 @@ __all__ = [
 
 #: ``result`` label values of ``controller_runtime_reconcile_total`` (controller-runtime's).
 RESULT_SUCCESS = "success"
+#: ``reconcile_total{result}``: the reconcile raised (terminal errors included).
 RESULT_ERROR = "error"
+#: ``reconcile_total{result}``: ``Result(requeue=True)``, a rate-limited requeue.
 RESULT_REQUEUE = "requeue"
+#: ``reconcile_total{result}``: ``Result(requeue_after=s)``, a timed requeue.
 RESULT_REQUEUE_AFTER = "requeue_after"
+#: Every value of the ``result`` label.
 RESULT_LABELS = (RESULT_ERROR, RESULT_REQUEUE_AFTER, RESULT_REQUEUE, RESULT_SUCCESS)
 
 

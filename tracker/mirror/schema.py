@@ -72,6 +72,7 @@ BUILTIN_COLUMNS = (
 
 #: The SQL types a declared column may have.
 ColumnType = Literal["text", "integer", "float", "boolean", "json"]
+#: The types a declared column may have.
 COLUMN_TYPES: tuple[str, ...] = ("text", "integer", "float", "boolean", "json")
 
 #: PostgreSQL's identifier limit (bytes); names are ASCII, so characters.

@@ -65,6 +65,7 @@ class Access:
 
 
 #: An authorizer: True allows the request, False answers it 403 Forbidden.
+#: ``authorizer(access) -> bool``: whether a resource request is allowed (a 403 if not).
 Authorizer = Callable[[Access], bool]
 
 #: Path segments after ``namespaces/<name>`` that are a Namespace's own subresources.
