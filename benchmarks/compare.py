@@ -1,3 +1,5 @@
+# Every closure in a loop here is called within its iteration (a measurement):
+# ruff: noqa: B023
 """Every peer side by side on the same emulator (real HTTP), in one run.
 
     python -m benchmarks.compare                       # --size default: 1k and 10k
@@ -31,7 +33,10 @@ Prints ratios; writes one PNG per scaling curve (and ``compare.json`` with
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
+import importlib.util
+import itertools
 import json
 import os
 import statistics
@@ -43,6 +48,7 @@ import time
 import timeit
 import tracemalloc
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,7 +62,6 @@ from benchmarks.bench_informer import (
     STAMP,
     Counter,
     RemoteServer,
-    Timing,
     events_floor,
     sync_floor,
     sync_official,
@@ -74,20 +79,14 @@ from informers import (
 )
 from informers.resources import PODS
 
-# Loaded lazily: each may be missing (the ``bench`` extra).
+# Each may be missing (the ``bench`` extra); imported where used, so that a
+# memory child loads only its own contender.
 try:
     import orjson
 except ImportError:
     orjson = None
-try:
-    import lightkube
-    from lightkube.resources.core_v1 import Pod as LightkubePod
-except ImportError:
-    lightkube = None
-try:
-    import kr8s
-except ImportError:
-    kr8s = None
+HAVE_LIGHTKUBE = importlib.util.find_spec("lightkube") is not None
+HAVE_KR8S = importlib.util.find_spec("kr8s") is not None
 
 __all__ = ["SIZES", "main", "run"]
 
@@ -95,7 +94,12 @@ __all__ = ["SIZES", "main", "run"]
 #: 100k for sync and memory), watch event counts, and store sizes for lookups.
 SIZES: dict[str, dict[str, list[int]]] = {
     "smoke": {"pods": [20, 200], "events": [50, 500], "store": [200, 2000], "memory": [200]},
-    "default": {"pods": [1000, 10000], "events": [2000, 20000], "store": [1000, 10000], "memory": [1000, 10000]},
+    "default": {
+        "pods": [1000, 10000],
+        "events": [2000, 20000],
+        "store": [1000, 10000],
+        "memory": [1000, 10000],
+    },
     "full": {
         "pods": [1000, 10000, 100000],
         "events": [2000, 20000],
@@ -156,7 +160,7 @@ def _measure(row: Row, size: int, func: Callable[[], float | None]) -> None:
         return
     try:
         row.values[size] = func()
-    except Exception as exc:  # a peer failing against the emulator is a result
+    except Exception as exc:  # noqa: BLE001 -- a peer failing against the emulator is a result
         row.values[size] = None
         row.note = f"failed: {type(exc).__name__}: {str(exc)[:80]}"
         print(f"  {row.contender}: {row.note}", flush=True)
@@ -165,8 +169,8 @@ def _measure(row: Row, size: int, func: Callable[[], float | None]) -> None:
 def _installed(name: str) -> str:
     """``""`` when contender ``name``'s package is importable, else the note."""
     missing = {
-        LIGHTKUBE: lightkube is None,
-        KR8S: kr8s is None,
+        LIGHTKUBE: not HAVE_LIGHTKUBE,
+        KR8S: not HAVE_KR8S,
         FLOOR_ORJSON: orjson is None,
         OFFICIAL_INFORMER: bi.SharedInformer is None,
     }
@@ -192,10 +196,14 @@ def write_kubeconfig(url: str, directory: Path) -> Path:
 
 
 def _lightkube_client(kubeconfig: Path) -> Any:
+    import lightkube
+
     return lightkube.Client(config=lightkube.KubeConfig.from_file(str(kubeconfig)))
 
 
 def _kr8s_api(kubeconfig: Path) -> Any:
+    import kr8s
+
     return kr8s.api(kubeconfig=str(kubeconfig))
 
 
@@ -211,12 +219,16 @@ def _fill_official_watch(server: Any, cache: dict[Any, Any]) -> None:
 
 
 def _fill_lightkube(kubeconfig: Path, cache: dict[Any, Any]) -> None:
+    from lightkube.resources.core_v1 import Pod
+
     client = _lightkube_client(kubeconfig)
-    for pod in client.list(LightkubePod, namespace="*"):
+    for pod in client.list(Pod, namespace="*"):
         cache[(pod.metadata.namespace, pod.metadata.name)] = pod
 
 
 def _fill_kr8s(kubeconfig: Path, cache: dict[Any, Any]) -> None:
+    import kr8s
+
     api = _kr8s_api(kubeconfig)
     for pod in api.get("pods", namespace=kr8s.ALL):
         cache[(pod.namespace, pod.name)] = pod
@@ -333,7 +345,7 @@ class PeerStream:
                 self._recorder.hit(obj)
                 if self.stop.is_set():
                     return
-        except BaseException as exc:  # reported by the caller
+        except BaseException as exc:  # noqa: BLE001 -- re-raised by __exit__
             self.error = exc
             self._recorder.done.set()
 
@@ -366,8 +378,10 @@ def _official_watch_stream(server: Any, namespace: str) -> Callable[[str], Itera
 
 def _lightkube_stream(kubeconfig: Path, namespace: str) -> Callable[[str], Iterator[Any]]:
     def open_stream(rv: str) -> Iterator[tuple[Any, Any]]:
+        from lightkube.resources.core_v1 import Pod
+
         client = _lightkube_client(kubeconfig)
-        for _, obj in client.watch(LightkubePod, namespace=namespace, resource_version=rv):
+        for _, obj in client.watch(Pod, namespace=namespace, resource_version=rv):
             yield (obj.metadata.namespace, obj.metadata.name), obj
 
     return open_stream
@@ -441,6 +455,7 @@ def _latency(
     server: Any,
     contender: str,
     namespace: str,
+    *,
     n: int,
     rate: float,
     kubeconfig: Path,
@@ -564,7 +579,9 @@ def section_events(results: Results, counts: list[int], kubeconfig_dir: Path) ->
 
                 def one(contender: str = contender, got: dict[str, Any] = got, i: int = i) -> float:
                     ns = f"latency-{i}"
-                    got["v"] = _latency(server, contender, ns, count, rate, kubeconfig)
+                    got["v"] = _latency(
+                        server, contender, ns, n=count, rate=rate, kubeconfig=kubeconfig
+                    )
                     return got["v"][0] * 1e3
 
                 _measure(p50[contender], n, one)
@@ -713,6 +730,7 @@ def memory_child(contender: str, url: str, kubeconfig: str, n: int) -> None:
     keep = _mem_fill(contender, url, path, n)
     gc.collect()
     traced = tracemalloc.get_traced_memory()[0]
+    del keep
     tracemalloc.stop()
     print(json.dumps({"rss": rss / n, "traced": traced / n}), flush=True)
     os._exit(0)  # the official informer's threads never stop
@@ -738,34 +756,47 @@ def section_memory(results: Results, pods: list[int], kubeconfig_dir: Path) -> N
                 len(json.dumps(p, separators=(",", ":"))) for p in body["items"]
             )
             del body
-            for contender in contenders:
-                got: dict[str, float] = {}
 
-                def child(contender: str = contender, got: dict[str, float] = got) -> float:
-                    out = subprocess.run(
-                        [
-                            sys.executable,
-                            "-m",
-                            "benchmarks.compare",
-                            "--memory-child",
-                            contender,
-                            server.url,
-                            str(kubeconfig),
-                            str(n),
-                        ],
-                        capture_output=True,
-                        text=True,
-                        timeout=1200,
-                        check=True,
-                        cwd=HERE.parent,
-                        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-                    )
-                    got.update(json.loads(out.stdout.strip().splitlines()[-1]))
-                    return got["traced"]
+            def child(
+                contender: str,
+                got: dict[str, float],
+                n: int = n,
+                url: str = server.url,
+                kubeconfig: Path = kubeconfig,
+            ) -> float:
+                out = subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "benchmarks.compare",
+                        "--memory-child",
+                        contender,
+                        url,
+                        str(kubeconfig),
+                        str(n),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=1200,
+                    check=True,
+                    cwd=HERE.parent,
+                    env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                )
+                got.update(json.loads(out.stdout.strip().splitlines()[-1]))
+                return got["traced"]
 
-                _measure(traced[contender], n, child)
-                rss[contender].note = rss[contender].note or traced[contender].note
-                rss[contender].values[n] = got.get("rss")
+            # Two children at a time (memory does not depend on speed); each
+            # contender's figures come from its own fresh process.
+            gots = {c: {} for c in contenders}
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                for future in [
+                    pool.submit(_measure, traced[c], n, functools.partial(child, c, gots[c]))
+                    for c in contenders
+                ]:
+                    future.result()
+            for c in contenders:
+                rss[c].note = rss[c].note or traced[c].note
+                rss[c].values[n] = gots[c].get("rss")
 
 
 # --------------------------------------------------------------------------- report
@@ -789,9 +820,12 @@ def _reference(rows: list[Row], row: Row) -> Row | None:
         if row.contender.endswith(s):
             suffix = s
     for other in rows:
-        if other.section == row.section and other.contender.startswith(OURS):
-            if other.contender.endswith(suffix):
-                return other
+        if (
+            other.section == row.section
+            and other.contender.startswith(OURS)
+            and other.contender.endswith(suffix)
+        ):
+            return other
     return None
 
 
@@ -802,7 +836,7 @@ def growth(row: Row) -> list[float]:
     1/rate for a rate, and the figure itself for memory and latency."""
     sizes = sorted(row.values)
     out = []
-    for lo, hi in zip(sizes, sizes[1:], strict=False):
+    for lo, hi in itertools.pairwise(sizes):
         a, b = row.values[lo], row.values[hi]
         if not a or not b:
             continue
@@ -846,7 +880,10 @@ def print_table(rows: list[dict[str, Any]], sizes: dict[str, list[int]]) -> None
     print()
     print("Comparison (cost vs ours: >1 = costs more than kube-informers; growth: per-object")
     print("cost at 10x the objects over 1x, 1.00 = linear)")
-    header = f"{'section':<8} {'contender':<46} {'unit':<8} {'figures by size':<40} {'cost vs ours':<22} {'growth':>6}  note"
+    header = (
+        f"{'section':<8} {'contender':<46} {'unit':<8} {'figures by size':<40} "
+        f"{'cost vs ours':<22} {'growth':>6}  note"
+    )
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -922,12 +959,16 @@ def run(size: str, only: list[str], out: Path, write_json: bool) -> list[dict[st
     with tempfile.TemporaryDirectory(prefix="bench-compare-") as tmp:
         kubeconfig_dir = Path(tmp)
         if "sync" in only:
+            print(f"[{time.monotonic() - started:.0f} s] sync", flush=True)
             section_sync(results, sizes["pods"], kubeconfig_dir)
         if "events" in only:
+            print(f"[{time.monotonic() - started:.0f} s] events", flush=True)
             section_events(results, sizes["events"], kubeconfig_dir)
         if "lookups" in only:
+            print(f"[{time.monotonic() - started:.0f} s] lookups", flush=True)
             section_lookups(results, sizes["store"])
         if "memory" in only:
+            print(f"[{time.monotonic() - started:.0f} s] memory", flush=True)
             section_memory(results, sizes["memory"], kubeconfig_dir)
     rows = table(results)
     print_table(rows, sizes)
@@ -938,7 +979,8 @@ def run(size: str, only: list[str], out: Path, write_json: bool) -> list[dict[st
             + ", ".join(f"{k} events: {v:,.0f}/s" for k, v in offered.items())
         )
     print(
-        f"load average at the end: {os.getloadavg()[0]:.2f}; took {time.monotonic() - started:.0f} s"
+        f"load average at the end: {os.getloadavg()[0]:.2f}; "
+        f"took {time.monotonic() - started:.0f} s"
     )
     for path in plot(results, out):
         print(f"wrote {path}")
