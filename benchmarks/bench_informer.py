@@ -81,6 +81,9 @@ class _GcMeter:
 
 _GC = _GcMeter()
 
+#: Public name for other benchmarks (``benchmarks/compare.py``).
+settle_gc = _settle_gc
+
 
 class Timing:
     """Elapsed seconds of a timed region and the collector's part of them."""
@@ -343,6 +346,11 @@ class RemoteServer:
     def wake(self, namespace: str = "default") -> None:
         self._ask("wake", namespace)
 
+    def pace(self, namespace: str, n: int, rate: float) -> None:
+        """Start writing ``n`` pods at ``rate`` a second, each stamped with
+        its write time in the :data:`STAMP` annotation; returns at once."""
+        self._ask("pace", namespace, n, rate)
+
     def backlog(self, namespace: str, n: int) -> float:
         self._ask("stall", namespace, n)
         started = time.perf_counter()
@@ -361,6 +369,27 @@ class RemoteServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+#: The annotation :func:`_pace` stamps each pod with (its write time).
+STAMP = "bench.kube-informers/written"
+
+
+def _pace(server: Any, namespace: str, n: int, rate: float) -> None:
+    started = time.perf_counter()
+    for i in range(n):
+        due = started + i / rate
+        delay = due - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        pod = make_pod(i)
+        meta = {
+            **pod["metadata"],
+            "name": f"{namespace}-{time.monotonic_ns()}-{i}",
+            "namespace": namespace,
+            "annotations": {STAMP: repr(time.perf_counter())},
+        }
+        server.create(PODS, {**pod, "metadata": meta})
 
 
 def serve(watch_buffer_size: int) -> None:
@@ -401,6 +430,19 @@ def serve(watch_buffer_size: int) -> None:
                     _ = storage.create(PODS, {**pod, "metadata": meta}).full_json
             elif command == "release":
                 server.stall_watches(0)
+            elif command == "pace":
+                # pace NAMESPACE N RATE: write N pods at RATE a second from a
+                # thread, each stamped with its write time (perf_counter, the
+                # system-wide monotonic clock, comparable across processes).
+                if args[0] not in namespaces:
+                    server.create("namespaces", {"metadata": {"name": args[0]}})
+                    namespaces.add(args[0])
+                threading.Thread(
+                    target=_pace,
+                    args=(server, args[0], int(args[1]), float(args[2])),
+                    name="bench-pace",
+                    daemon=True,
+                ).start()
             print(answer, flush=True)
             if command == "quit":
                 return

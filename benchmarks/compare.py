@@ -1,0 +1,1018 @@
+# Every closure in a loop here is called within its iteration (a measurement):
+# ruff: noqa: B023
+"""Every peer side by side on the same emulator (real HTTP), in one run.
+
+    python -m benchmarks.compare                       # --size default: 1k and 10k
+    python -m benchmarks.compare --size full           # 1k, 10k and 100k
+    python -m benchmarks.compare --size smoke --out /tmp/cmp --json
+    python -m benchmarks.compare --only sync,memory
+
+Contenders: this project's ``SharedIndexInformer`` over ``HTTPListerWatcher``;
+the official client's ``kubernetes.informer.SharedInformer``; the official
+``kubernetes.watch.Watch`` (list, then watch) feeding a dict, what most users
+write today; lightkube's sync ``Client`` (``list`` then ``watch``) feeding a
+dict; kr8s's sync API (``kr8s.api().get`` then ``.watch``) feeding a dict;
+and the floors: the same bytes fetched and parsed (``json`` and ``orjson``),
+and parsed and kept in a dict by key.
+
+Sections (``--only``): ``sync`` (start to synced), ``events`` (events/s to one
+and three handlers; handler latency at a fixed offered rate), ``lookups``
+(``by_index``, ``Lister.list(selector)`` against the scan over a dict a peer's
+user writes, and dict-of-sets floors), ``memory`` (bytes per cached object,
+tracemalloc and RSS, each contender in a fresh subprocess). Each figure is
+taken at two sizes, the second 10x the first; the table's ``growth`` column is
+the per-object cost at 10x over that at 1x (1.00 = linear).
+
+The emulator runs in a child process (``bench_informer.RemoteServer``) so its
+work does not compete with the contenders for this process's GIL. A peer that
+is not installed, or fails against the emulator, is reported so in the table.
+Prints ratios; writes one PNG per scaling curve (and ``compare.json`` with
+``--json``) into ``--out`` (``benchmarks/out/`` by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import importlib.util
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import timeit
+import tracemalloc
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import kubernetes.client
+import kubernetes.watch
+import urllib3
+
+from benchmarks import bench_informer as bi
+from benchmarks.bench_informer import (
+    STAMP,
+    Counter,
+    RemoteServer,
+    events_floor,
+    sync_floor,
+    sync_official,
+    sync_ours,
+)
+from informers import (
+    NAMESPACE_INDEX,
+    HTTPListerWatcher,
+    Indexer,
+    Lister,
+    ResourceEventHandlerFuncs,
+    SharedIndexInformer,
+    get_labels,
+    namespace_index,
+)
+from informers.resources import PODS
+
+# Each may be missing (the ``bench`` extra); imported where used, so that a
+# memory child loads only its own contender.
+try:
+    import orjson
+except ImportError:
+    orjson = None
+HAVE_LIGHTKUBE = importlib.util.find_spec("lightkube") is not None
+HAVE_KR8S = importlib.util.find_spec("kr8s") is not None
+
+__all__ = ["SIZES", "main", "run"]
+
+#: Per --size: pod counts (the second is 10x the first, for growth; full adds
+#: 100k for sync and memory), watch event counts, and store sizes for lookups.
+SIZES: dict[str, dict[str, list[int]]] = {
+    "smoke": {"pods": [20, 200], "events": [50, 500], "store": [200, 2000], "memory": [200]},
+    "default": {
+        "pods": [1000, 10000],
+        "events": [2000, 20000],
+        "store": [1000, 10000],
+        "memory": [1000, 10000],
+    },
+    "full": {
+        "pods": [1000, 10000, 100000],
+        "events": [2000, 20000],
+        "store": [1000, 10000, 100000],
+        "memory": [1000, 10000, 100000],
+    },
+}
+
+SECTIONS = ("sync", "events", "lookups", "memory")
+HERE = Path(__file__).resolve().parent
+
+OURS = "kube-informers"
+OFFICIAL_INFORMER = "official SharedInformer"
+OFFICIAL_WATCH = "official list+Watch -> dict"
+LIGHTKUBE = "lightkube list+watch -> dict"
+KR8S = "kr8s get+watch -> dict"
+FLOOR_JSON = "floor: fetch + json.loads"
+FLOOR_ORJSON = "floor: fetch + orjson.loads"
+FLOOR_KEEP = "floor: parse + keep in dict"
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class Row:
+    """One contender in one section: a figure per size (``None`` where it did
+    not run), the unit, and a note (``not installed``, ``failed: ...``)."""
+
+    section: str
+    contender: str
+    unit: str
+    values: dict[int, float | None] = field(default_factory=dict)
+    note: str = ""
+    #: lower is better (seconds, bytes) or higher (rates)
+    lower_is_better: bool = True
+    #: the figure divided by this to get per-object cost (for growth)
+    per_object: bool = True
+
+
+class Results:
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+        #: events count -> the rate (events/s) latency was measured at
+        self.offered: dict[int, float] = {}
+
+    def row(self, section: str, contender: str, unit: str, **kw: Any) -> Row:
+        row = Row(section, contender, unit, **kw)
+        self.rows.append(row)
+        return row
+
+
+def _measure(row: Row, size: int, func: Callable[[], float | None]) -> None:
+    """Run one measurement, recording a failure in the row instead of
+    aborting the whole comparison."""
+    if row.note:
+        row.values[size] = None
+        return
+    try:
+        row.values[size] = func()
+    except Exception as exc:  # noqa: BLE001 -- a peer failing against the emulator is a result
+        row.values[size] = None
+        row.note = f"failed: {type(exc).__name__}: {str(exc)[:80]}"
+        print(f"  {row.contender}: {row.note}", flush=True)
+
+
+def _installed(name: str) -> str:
+    """``""`` when contender ``name``'s package is importable, else the note."""
+    missing = {
+        LIGHTKUBE: not HAVE_LIGHTKUBE,
+        KR8S: not HAVE_KR8S,
+        FLOOR_ORJSON: orjson is None,
+        OFFICIAL_INFORMER: bi.SharedInformer is None,
+    }
+    return "not installed" if missing.get(name) else ""
+
+
+# --------------------------------------------------------------------------- kubeconfig
+
+
+def write_kubeconfig(url: str, directory: Path) -> Path:
+    """A kubeconfig pointing at the emulator (plain http, any token)."""
+    # one file per server: kr8s keeps one client per set of arguments
+    path = directory / f"kubeconfig-{url.rsplit(':', 1)[-1].strip('/')}"
+    path.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters:\n- name: emulator\n  cluster:\n    server: {url}\n"
+        "users:\n- name: bench\n  user:\n    token: bench-token\n"
+        "contexts:\n- name: emulator\n  context:\n    cluster: emulator\n"
+        "    user: bench\n    namespace: default\n"
+        "current-context: emulator\n"
+    )
+    return path
+
+
+def _lightkube_client(kubeconfig: Path) -> Any:
+    import lightkube
+
+    return lightkube.Client(config=lightkube.KubeConfig.from_file(str(kubeconfig)))
+
+
+def _kr8s_api(kubeconfig: Path) -> Any:
+    import kr8s
+
+    return kr8s.api(kubeconfig=str(kubeconfig))
+
+
+# --------------------------------------------------------------------------- sync
+
+
+def _fill_official_watch(server: Any, cache: dict[Any, Any]) -> None:
+    client = server.api_client()
+    api = kubernetes.client.CoreV1Api(client)
+    for pod in api.list_pod_for_all_namespaces().items:
+        cache[(pod.metadata.namespace, pod.metadata.name)] = pod
+    client.close()
+
+
+def _fill_lightkube(kubeconfig: Path, cache: dict[Any, Any]) -> None:
+    from lightkube.resources.core_v1 import Pod
+
+    client = _lightkube_client(kubeconfig)
+    for pod in client.list(Pod, namespace="*"):
+        cache[(pod.metadata.namespace, pod.metadata.name)] = pod
+
+
+def _fill_kr8s(kubeconfig: Path, cache: dict[Any, Any]) -> None:
+    import kr8s
+
+    api = _kr8s_api(kubeconfig)
+    for pod in api.get("pods", namespace=kr8s.ALL):
+        cache[(pod.namespace, pod.name)] = pod
+
+
+def _fill_floor(url: str, cache: dict[Any, Any]) -> None:
+    http = urllib3.PoolManager()
+    body = (orjson.loads if orjson else json.loads)(http.request("GET", f"{url}/api/v1/pods").data)
+    for pod in body["items"]:
+        meta = pod["metadata"]
+        cache[(meta["namespace"], meta["name"])] = pod
+    http.clear()
+
+
+def _timed(fill: Callable[[dict[Any, Any]], None], n: int) -> float:
+    cache: dict[Any, Any] = {}
+    bi.settle_gc()
+    started = time.perf_counter()
+    fill(cache)
+    elapsed = time.perf_counter() - started
+    assert len(cache) >= n, (len(cache), n)
+    return elapsed
+
+
+def section_sync(results: Results, pods: list[int], kubeconfig_dir: Path) -> dict[int, Any]:
+    """Start to synced for each pod count; returns the servers' URLs by
+    size for the memory section (the servers stay up until it ran)."""
+    names = [
+        OURS,
+        OFFICIAL_INFORMER,
+        OFFICIAL_WATCH,
+        LIGHTKUBE,
+        KR8S,
+        FLOOR_JSON,
+        FLOOR_ORJSON,
+        FLOOR_KEEP,
+    ]
+    rows = {name: results.row("sync", name, "s", note=_installed(name)) for name in names}
+    for n in pods:
+        print(f"sync: {n} pods", flush=True)
+        with RemoteServer(watch_buffer_size=1000) as server:
+            server.fill(n)
+            sync_floor(server, n)  # warm the emulator's per-object JSON
+            kubeconfig = write_kubeconfig(server.url, kubeconfig_dir)
+            _measure(rows[FLOOR_JSON], n, lambda: sync_floor(server, n).elapsed)
+            if orjson is not None:
+                _measure(rows[FLOOR_ORJSON], n, lambda: sync_floor(server, n, orjson.loads).elapsed)
+            _measure(rows[FLOOR_KEEP], n, lambda: _timed(lambda c: _fill_floor(server.url, c), n))
+            _measure(rows[OURS], n, lambda: sync_ours(server, n).elapsed)
+            _measure(rows[OFFICIAL_INFORMER], n, lambda: sync_official(server, n).elapsed)
+            _measure(
+                rows[OFFICIAL_WATCH],
+                n,
+                lambda: _timed(lambda c: _fill_official_watch(server, c), n),
+            )
+            _measure(
+                rows[LIGHTKUBE], n, lambda: _timed(lambda c: _fill_lightkube(kubeconfig, c), n)
+            )
+            _measure(rows[KR8S], n, lambda: _timed(lambda c: _fill_kr8s(kubeconfig, c), n))
+    return {}
+
+
+# --------------------------------------------------------------------------- events
+
+
+def _stamp_of(obj: Any) -> float | None:
+    if isinstance(obj, dict):
+        annotations = obj.get("metadata", {}).get("annotations") or {}
+    else:
+        metadata = obj.metadata
+        annotations = getattr(metadata, "annotations", None) or {}
+    value = annotations.get(STAMP)
+    return float(value) if value else None
+
+
+class Recorder(Counter):
+    """Counts handler calls; with ``latency``, also the time from the pod's
+    write (its stamp) to the call."""
+
+    def __init__(self, target: int) -> None:
+        super().__init__(target)
+        self.latencies: list[float] = []
+
+    def hit(self, *args: Any) -> None:
+        stamp = _stamp_of(args[-1]) if args else None
+        if stamp is not None:
+            self.latencies.append(time.perf_counter() - stamp)
+        super().hit()
+
+
+class PeerStream:
+    """A peer's watch consumed on a thread into a dict, every event counted."""
+
+    def __init__(
+        self,
+        server: Any,
+        namespace: str,
+        open_stream: Callable[[str], Iterator[tuple[Any, Any]]],
+        recorder: Recorder,
+    ) -> None:
+        self.server = server
+        self.namespace = namespace
+        self.cache: dict[Any, Any] = {}
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+        self._open = open_stream
+        self._recorder = recorder
+        self._thread = threading.Thread(target=self._run, name="bench-peer-watch", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            for key, obj in self._open(str(self.server.resource_version)):
+                self.cache[key] = obj
+                self._recorder.hit(obj)
+                if self.stop.is_set():
+                    return
+        except BaseException as exc:  # noqa: BLE001 -- re-raised by __exit__
+            self.error = exc
+            self._recorder.done.set()
+
+    def __enter__(self) -> PeerStream:
+        self._thread.start()
+        time.sleep(0.5)  # let its watch open (no peer has an idle point to wait on)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        deadline = time.monotonic() + 30
+        while self._thread.is_alive() and time.monotonic() < deadline:
+            self.server.wake(self.namespace)
+            self._thread.join(0.2)
+        if self.error is not None:
+            raise self.error
+
+
+def _official_watch_stream(server: Any, namespace: str) -> Callable[[str], Iterator[Any]]:
+    def open_stream(rv: str) -> Iterator[tuple[Any, Any]]:
+        client = server.api_client()
+        api = kubernetes.client.CoreV1Api(client)
+        watch = kubernetes.watch.Watch()
+        for event in watch.stream(api.list_namespaced_pod, namespace, resource_version=rv):
+            obj = event["object"]
+            yield (obj.metadata.namespace, obj.metadata.name), obj
+
+    return open_stream
+
+
+def _lightkube_stream(kubeconfig: Path, namespace: str) -> Callable[[str], Iterator[Any]]:
+    def open_stream(rv: str) -> Iterator[tuple[Any, Any]]:
+        from lightkube.resources.core_v1 import Pod
+
+        client = _lightkube_client(kubeconfig)
+        for _, obj in client.watch(Pod, namespace=namespace, resource_version=rv):
+            yield (obj.metadata.namespace, obj.metadata.name), obj
+
+    return open_stream
+
+
+def _kr8s_stream(kubeconfig: Path, namespace: str) -> Callable[[str], Iterator[Any]]:
+    def open_stream(rv: str) -> Iterator[tuple[Any, Any]]:
+        api = _kr8s_api(kubeconfig)
+        for _, obj in api.watch("pods", namespace=namespace, since=rv):
+            yield (obj.namespace, obj.name), obj
+
+    return open_stream
+
+
+def _peer_events(
+    server: Any, n: int, namespace: str, stream: Callable[[str], Iterator[Any]]
+) -> float:
+    recorder = Recorder(n)
+    with PeerStream(server, namespace, stream, recorder) as peer:
+        bi.settle_gc()
+        started = server.backlog(namespace, n)
+        assert recorder.done.wait(1800)
+        elapsed = time.perf_counter() - started
+        if peer.error is not None:
+            raise peer.error
+    return n / elapsed
+
+
+class OurInformer:
+    """Ours on one namespace, with ``handlers`` no-op handlers counting."""
+
+    def __init__(self, server: Any, namespace: str, handlers: int, recorder: Recorder) -> None:
+        self.client = server.api_client()
+        self.inf = SharedIndexInformer(HTTPListerWatcher(self.client, PODS, namespace), name="pods")
+        self.inf.add_event_handler(ResourceEventHandlerFuncs(add_func=recorder.hit))
+        for _ in range(handlers - 1):
+            self.inf.add_event_handler(ResourceEventHandlerFuncs(add_func=lambda obj: None))
+        self.recorder = recorder
+
+    def __enter__(self) -> OurInformer:
+        self.inf.start()
+        assert self.inf.wait_synced(60)
+        reflector = self.inf.reflector
+        assert reflector is not None
+        assert reflector.wait_for(lambda s: type(s).__name__ == "Watching", 60)
+        time.sleep(0.2)  # let the watch request reach the server
+        assert self.inf.wait_idle(60)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.inf.stop()
+        self.client.close()
+
+
+def _our_events(server: Any, n: int, namespace: str, handlers: int) -> float:
+    recorder = Recorder(n)
+    with OurInformer(server, namespace, handlers, recorder):
+        bi.settle_gc()
+        started = server.backlog(namespace, n)
+        assert recorder.done.wait(600)
+        elapsed = time.perf_counter() - started
+        # every handler has had every event (the delivery is per handler)
+    return n / elapsed
+
+
+def _official_informer_events(server: Any, n: int, namespace: str) -> float:
+    return n / bi.events_official(server, n).elapsed if namespace else 0.0
+
+
+def _latency(
+    server: Any,
+    contender: str,
+    namespace: str,
+    *,
+    n: int,
+    rate: float,
+    kubeconfig: Path,
+) -> tuple[float, float]:
+    """(p50, p99) seconds from a pod's write to its handler call while the
+    server writes ``n`` pods at ``rate`` a second."""
+    recorder = Recorder(n)
+
+    def paced() -> None:
+        server.pace(namespace, n, rate)
+        assert recorder.done.wait(max(60.0, 4 * n / rate))
+
+    if contender == OURS:
+        with OurInformer(server, namespace, 1, recorder):
+            paced()
+    elif contender == OFFICIAL_INFORMER:
+        client = server.api_client()
+        api = kubernetes.client.CoreV1Api(client)
+        inf = bi.SharedInformer(api.list_namespaced_pod, namespace=namespace)
+        inf.add_event_handler(bi.ADDED, recorder.hit)
+        inf.start()
+        time.sleep(0.5)  # let its watch open
+        paced()
+        stopper = threading.Thread(target=inf.stop, name="bench-official-stop")
+        stopper.start()
+        while stopper.is_alive():
+            server.wake(namespace)
+            stopper.join(0.2)
+        client.close()
+    else:
+        stream = {
+            OFFICIAL_WATCH: lambda: _official_watch_stream(server, namespace),
+            LIGHTKUBE: lambda: _lightkube_stream(kubeconfig, namespace),
+            KR8S: lambda: _kr8s_stream(kubeconfig, namespace),
+        }[contender]()
+        with PeerStream(server, namespace, stream, recorder):
+            paced()
+    lat = sorted(recorder.latencies)
+    assert lat, "no stamped event reached the handler"
+    return lat[len(lat) // 2], lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+
+
+def section_events(results: Results, counts: list[int], kubeconfig_dir: Path) -> None:
+    names = [
+        f"{OURS}, 1 handler",
+        f"{OURS}, 3 handlers",
+        OFFICIAL_INFORMER,
+        OFFICIAL_WATCH,
+        LIGHTKUBE,
+        KR8S,
+        FLOOR_JSON,
+        FLOOR_ORJSON,
+        FLOOR_KEEP,
+    ]
+    rows = {
+        name: results.row("events", name, "events/s", note=_installed(name), lower_is_better=False)
+        for name in names
+    }
+    lat_names = [OURS, OFFICIAL_INFORMER, OFFICIAL_WATCH, LIGHTKUBE, KR8S]
+    p50 = {c: results.row("latency", f"{c} p50", "ms", note=_installed(c)) for c in lat_names}
+    p99 = {c: results.row("latency", f"{c} p99", "ms", note=_installed(c)) for c in lat_names}
+    for row in [*p50.values(), *p99.values()]:
+        row.per_object = False
+    # the official informer's helper uses one namespace per run: a fresh
+    # server per count keeps every contender's cache the same size.
+    for n in counts:
+        print(f"events: {n}", flush=True)
+        with RemoteServer(watch_buffer_size=n + 100) as server:
+            kubeconfig = write_kubeconfig(server.url, kubeconfig_dir)
+            parse = orjson.loads if orjson else json.loads
+
+            def floor(ns: str, loads: Callable[[bytes], Any], keep: bool = False) -> float:
+                return n / events_floor(server, n, ns, loads, keep=keep).elapsed
+
+            _measure(rows[FLOOR_JSON], n, lambda: floor("floor-json", json.loads))
+            if orjson is not None:
+                _measure(rows[FLOOR_ORJSON], n, lambda: floor("floor-orjson", orjson.loads))
+            _measure(rows[FLOOR_KEEP], n, lambda: floor("floor-keep", parse, keep=True))
+            _measure(rows[f"{OURS}, 1 handler"], n, lambda: _our_events(server, n, "ours-1", 1))
+            _measure(rows[f"{OURS}, 3 handlers"], n, lambda: _our_events(server, n, "ours-3", 3))
+            _measure(rows[OFFICIAL_INFORMER], n, lambda: n / bi.events_official(server, n).elapsed)
+            _measure(
+                rows[OFFICIAL_WATCH],
+                n,
+                lambda: _peer_events(
+                    server, n, "official-watch", _official_watch_stream(server, "official-watch")
+                ),
+            )
+            _measure(
+                rows[LIGHTKUBE],
+                n,
+                lambda: _peer_events(
+                    server, n, "lightkube", _lightkube_stream(kubeconfig, "lightkube")
+                ),
+            )
+            _measure(
+                rows[KR8S],
+                n,
+                lambda: _peer_events(server, n, "kr8s", _kr8s_stream(kubeconfig, "kr8s")),
+            )
+            if n != counts[-1]:
+                continue
+            # latency at a fixed offered rate, once, on the largest count: half
+            # the slowest contender's maximum (capped so the run stays short)
+            rates = [
+                rows[name].values.get(n)
+                for name in (
+                    f"{OURS}, 1 handler",
+                    OFFICIAL_INFORMER,
+                    OFFICIAL_WATCH,
+                    LIGHTKUBE,
+                    KR8S,
+                )
+            ]
+            measured = [r for r in rates if r]
+            rate = min(1000.0, 0.5 * min(measured)) if measured else 100.0
+            count = max(50, min(n // 4, int(rate * 3)))
+            print(f"latency: {count} pods at {rate:,.0f}/s", flush=True)
+            for i, contender in enumerate(lat_names):
+                got: dict[str, tuple[float, float]] = {}
+
+                def one(contender: str = contender, got: dict[str, Any] = got, i: int = i) -> float:
+                    ns = f"latency-{i}"
+                    got["v"] = _latency(
+                        server, contender, ns, n=count, rate=rate, kubeconfig=kubeconfig
+                    )
+                    return got["v"][0] * 1e3
+
+                _measure(p50[contender], n, one)
+                p99[contender].note = p99[contender].note or p50[contender].note
+                p99[contender].values[n] = got["v"][1] * 1e3 if "v" in got else None
+            results.offered[n] = rate
+
+
+# --------------------------------------------------------------------------- lookups
+
+
+def _app_index(obj: Any) -> list[str]:
+    app = get_labels(obj).get("app")
+    return [app] if app else []
+
+
+def _per_call(func: Callable[[], Any]) -> float:
+    """Seconds per call: the best of five repeats of enough calls for ~20 ms."""
+    timer = timeit.Timer(func)
+    number, _ = timer.autorange()
+    number = max(1, number // 10)
+    return min(timer.repeat(5, number)) / number
+
+
+def section_lookups(results: Results, sizes: list[int]) -> None:
+    """by_index on the namespace index (1/50 of the store matches) and on an
+    app label index (1/100), ``Lister.list(selector)``; peers: the scan over
+    their dict; floors: a dict of key sets, locked and unlocked."""
+    ns, app = "ns-7", "app-7"
+    cases: dict[str, Callable[[dict[str, Any]], Callable[[], Any]]] = {
+        f"{OURS} by_index(namespace)": lambda s: lambda: s["indexer"].by_index(NAMESPACE_INDEX, ns),
+        f"{OURS} by_index(app label)": lambda s: lambda: s["indexer"].by_index("app", app),
+        f"{OURS} Lister.list('app=app-7')": lambda s: lambda: s["lister"].list(f"app={app}"),
+        "peers: scan dict by namespace": lambda s: (
+            lambda: [p for p in s["plain"].values() if p["metadata"]["namespace"] == ns]
+        ),
+        "peers: scan dict by label": lambda s: (
+            lambda: [
+                p for p in s["plain"].values() if p["metadata"].get("labels", {}).get("app") == app
+            ]
+        ),
+        "floor: dict of sets + Lock (namespace)": lambda s: s["locked"],
+        "floor: dict of sets, unlocked (namespace)": lambda s: s["unlocked"],
+    }
+    rows = {name: results.row("lookups", name, "us") for name in cases}
+    for n in sizes:
+        print(f"lookups: store of {n}", flush=True)
+        pods = [bi.make_pod(i) for i in range(n)]
+        indexer = Indexer(indexers={NAMESPACE_INDEX: namespace_index, "app": _app_index})
+        for pod in pods:
+            indexer.add(pod)
+        plain = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
+        sets: dict[str, set[Any]] = {}
+        for key, pod in plain.items():
+            sets.setdefault(pod["metadata"]["namespace"], set()).add(key)
+        lock = threading.Lock()
+
+        def locked() -> list[Any]:
+            with lock:
+                return [plain[k] for k in sets.get(ns, ())]
+
+        def unlocked() -> list[Any]:
+            return [plain[k] for k in sets.get(ns, ())]
+
+        state = {
+            "indexer": indexer,
+            "lister": Lister(indexer),
+            "plain": plain,
+            "locked": locked,
+            "unlocked": unlocked,
+        }
+        for name, make in cases.items():
+            _measure(rows[name], n, lambda make=make: _per_call(make(state)) * 1e6)
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _mem_fill(contender: str, url: str, kubeconfig: Path, n: int) -> Any:
+    """Fill a contender's cache; returns what keeps it alive."""
+    cache: dict[Any, Any] = {}
+    if contender == OURS:
+        config = kubernetes.client.Configuration()
+        config.host = url
+        client = kubernetes.client.ApiClient(config)
+        inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods")
+        inf.start()
+        assert inf.wait_synced(600)
+        inf.stop()
+        client.close()
+        return inf
+    if contender == OFFICIAL_INFORMER:
+        config = kubernetes.client.Configuration()
+        config.host = url
+        client = kubernetes.client.ApiClient(config)
+        api = kubernetes.client.CoreV1Api(client)
+        counter = Counter(n)
+        inf = bi.SharedInformer(api.list_pod_for_all_namespaces)
+        inf.add_event_handler(bi.ADDED, counter.hit)
+        inf.start()
+        assert counter.done.wait(600)
+        return inf  # its threads die with this process
+    if contender == OFFICIAL_WATCH:
+
+        class _S:
+            def api_client(self) -> Any:
+                config = kubernetes.client.Configuration()
+                config.host = url
+                return kubernetes.client.ApiClient(config)
+
+        _fill_official_watch(_S(), cache)
+    elif contender == LIGHTKUBE:
+        _fill_lightkube(kubeconfig, cache)
+    elif contender == KR8S:
+        _fill_kr8s(kubeconfig, cache)
+    elif contender == FLOOR_KEEP:
+        http = urllib3.PoolManager()
+        data = http.request("GET", f"{url}/api/v1/pods").data
+        http.clear()
+        for pod in json.loads(data)["items"]:
+            cache[(pod["metadata"]["namespace"], pod["metadata"]["name"])] = pod
+        del data
+    else:
+        raise ValueError(contender)
+    return cache
+
+
+def memory_child(contender: str, url: str, kubeconfig: str, n: int) -> None:
+    """In a fresh process: RSS growth for one contender's cache of ``n`` pods,
+    then (the cache dropped) tracemalloc's count of the same; one JSON line."""
+    path = Path(kubeconfig)
+    _mem_fill(contender, url, path, 1)  # import and warm everything once
+    gc.collect()
+    before = _rss()
+    keep = _mem_fill(contender, url, path, n)
+    gc.collect()
+    rss = _rss() - before
+    del keep
+    gc.collect()
+    tracemalloc.start()
+    keep = _mem_fill(contender, url, path, n)
+    gc.collect()
+    traced = tracemalloc.get_traced_memory()[0]
+    del keep
+    tracemalloc.stop()
+    print(json.dumps({"rss": rss / n, "traced": traced / n}), flush=True)
+    os._exit(0)  # the official informer's threads never stop
+
+
+def section_memory(results: Results, pods: list[int], kubeconfig_dir: Path) -> None:
+    contenders = [OURS, OFFICIAL_INFORMER, OFFICIAL_WATCH, LIGHTKUBE, KR8S, FLOOR_KEEP]
+    traced = {
+        c: results.row("memory", f"{c} (tracemalloc)", "B/obj", note=_installed(c))
+        for c in contenders
+    }
+    rss = {c: results.row("memory", f"{c} (RSS)", "B/obj", note=_installed(c)) for c in contenders}
+    json_size = results.row("memory", "the object's JSON", "B/obj")
+    for n in pods:
+        print(f"memory: {n} pods", flush=True)
+        with RemoteServer(watch_buffer_size=1000) as server:
+            server.fill(n)
+            kubeconfig = write_kubeconfig(server.url, kubeconfig_dir)
+            http = urllib3.PoolManager()
+            body = json.loads(http.request("GET", f"{server.url}/api/v1/pods").data)
+            http.clear()
+            json_size.values[n] = statistics.fmean(
+                len(json.dumps(p, separators=(",", ":"))) for p in body["items"]
+            )
+            del body
+
+            def child(
+                contender: str,
+                got: dict[str, float],
+                n: int = n,
+                url: str = server.url,
+                kubeconfig: Path = kubeconfig,
+            ) -> float:
+                out = subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "benchmarks.compare",
+                        "--memory-child",
+                        contender,
+                        url,
+                        str(kubeconfig),
+                        str(n),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=1200,
+                    check=True,
+                    cwd=HERE.parent,
+                    env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                )
+                got.update(json.loads(out.stdout.strip().splitlines()[-1]))
+                return got["traced"]
+
+            # Two children at a time (memory does not depend on speed); each
+            # contender's figures come from its own fresh process.
+            gots = {c: {} for c in contenders}
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                for future in [
+                    pool.submit(_measure, traced[c], n, functools.partial(child, c, gots[c]))
+                    for c in contenders
+                ]:
+                    future.result()
+            for c in contenders:
+                rss[c].note = rss[c].note or traced[c].note
+                rss[c].values[n] = gots[c].get("rss")
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
+
+
+def _reference(rows: list[Row], row: Row) -> Row | None:
+    """The row each row's ratio is taken against: ours in the same section
+    (the first of ours; the matching tracemalloc/RSS or p50/p99 one)."""
+    suffix = ""
+    for s in (" (tracemalloc)", " (RSS)", " p50", " p99"):
+        if row.contender.endswith(s):
+            suffix = s
+    for other in rows:
+        if (
+            other.section == row.section
+            and other.contender.startswith(OURS)
+            and other.contender.endswith(suffix)
+        ):
+            return other
+    return None
+
+
+def growth(row: Row) -> list[float]:
+    """Per-object cost at each size over that at the size before it (10x
+    fewer objects): 1.00 = linear. Per-object cost is the time over the
+    objects for sync and lookups (a lookup's result grows with the store),
+    1/rate for a rate, and the figure itself for memory and latency."""
+    sizes = sorted(row.values)
+    out = []
+    for lo, hi in itertools.pairwise(sizes):
+        a, b = row.values[lo], row.values[hi]
+        if not a or not b:
+            continue
+        if not row.lower_is_better:
+            out.append(a / b)
+        elif row.section in ("sync", "lookups"):
+            out.append((b / hi) / (a / lo))
+        else:
+            out.append(b / a)
+    return out
+
+
+def table(results: Results) -> list[dict[str, Any]]:
+    """The rows as dicts (the JSON), with ratios to ours and growth."""
+    out = []
+    for row in results.rows:
+        ref = _reference(results.rows, row)
+        ratios: dict[int, float | None] = {}
+        for size, value in row.values.items():
+            base = ref.values.get(size) if ref else None
+            if value and base:
+                # >1 means the contender costs more than ours (slower, bigger)
+                ratios[size] = value / base if row.lower_is_better else base / value
+            else:
+                ratios[size] = None
+        out.append(
+            {
+                "section": row.section,
+                "contender": row.contender,
+                "unit": row.unit,
+                "values": {str(k): v for k, v in row.values.items()},
+                "cost_vs_ours": {str(k): v for k, v in ratios.items()},
+                "growth_per_10x": growth(row),
+                "note": row.note,
+            }
+        )
+    return out
+
+
+def print_table(rows: list[dict[str, Any]], sizes: dict[str, list[int]]) -> None:
+    print()
+    print("Comparison (cost vs ours: >1 = costs more than kube-informers; growth: per-object")
+    print("cost at 10x the objects over 1x, 1.00 = linear)")
+    header = (
+        f"{'section':<8} {'contender':<46} {'unit':<8} {'figures by size':<40} "
+        f"{'cost vs ours':<22} {'growth':>6}  note"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        figures = "  ".join(f"{k}: {_fmt(v)}" for k, v in r["values"].items())
+        ratios = "  ".join(
+            f"{v:.2f}x" if v is not None else "-" for v in r["cost_vs_ours"].values()
+        )
+        g = " ".join(f"{x:.2f}" for x in r["growth_per_10x"]) or "-"
+        print(
+            f"{r['section']:<8} {r['contender']:<46} {r['unit']:<8} {figures:<40} "
+            f"{ratios:<22} {g:>6}  {r['note']}"
+        )
+    print(flush=True)
+
+
+def plot(results: Results, out: Path) -> list[Path]:
+    """One PNG per section's scaling curve, log-log."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    titles = {
+        "sync": ("start to synced", "pods", "seconds"),
+        "events": ("watch events delivered", "events", "events/s"),
+        "latency": ("handler latency at a fixed offered rate", "events in the run", "ms"),
+        "lookups": ("lookup vs store size", "objects in the store", "us per call"),
+        "memory": ("bytes per cached object", "pods", "bytes/object"),
+    }
+    for section, (title, xlabel, ylabel) in titles.items():
+        rows = [r for r in results.rows if r.section == section and any(r.values.values())]
+        if not rows:
+            continue
+        fig, ax = plt.subplots(figsize=(7, 4.2), dpi=80)
+        for r in rows:
+            points = sorted((k, v) for k, v in r.values.items() if v)
+            style = "--" if r.contender.startswith(("floor", "the object")) else "-"
+            width = 2.5 if r.contender.startswith(OURS) else 1.2
+            ax.plot(
+                [p[0] for p in points],
+                [p[1] for p in points],
+                style,
+                marker="o",
+                linewidth=width,
+                label=r.contender,
+            )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6, loc="best")
+        fig.tight_layout()
+        path = out / f"{section}.png"
+        fig.savefig(path)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+# --------------------------------------------------------------------------- main
+
+
+def run(size: str, only: list[str], out: Path, write_json: bool) -> list[dict[str, Any]]:
+    """Run the selected sections at ``size``, print the table, write the PNGs
+    (and ``compare.json``) into ``out``; returns the table rows."""
+    out.mkdir(parents=True, exist_ok=True)
+    sizes = SIZES[size]
+    results = Results()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="bench-compare-") as tmp:
+        kubeconfig_dir = Path(tmp)
+        if "sync" in only:
+            print(f"[{time.monotonic() - started:.0f} s] sync", flush=True)
+            section_sync(results, sizes["pods"], kubeconfig_dir)
+        if "events" in only:
+            print(f"[{time.monotonic() - started:.0f} s] events", flush=True)
+            section_events(results, sizes["events"], kubeconfig_dir)
+        if "lookups" in only:
+            print(f"[{time.monotonic() - started:.0f} s] lookups", flush=True)
+            section_lookups(results, sizes["store"])
+        if "memory" in only:
+            print(f"[{time.monotonic() - started:.0f} s] memory", flush=True)
+            section_memory(results, sizes["memory"], kubeconfig_dir)
+    rows = table(results)
+    print_table(rows, sizes)
+    offered = results.offered
+    if offered:
+        print(
+            "latency offered rates: "
+            + ", ".join(f"{k} events: {v:,.0f}/s" for k, v in offered.items())
+        )
+    print(
+        f"load average at the end: {os.getloadavg()[0]:.2f}; "
+        f"took {time.monotonic() - started:.0f} s"
+    )
+    for path in plot(results, out):
+        print(f"wrote {path}")
+    if write_json:
+        path = out / "compare.json"
+        path.write_text(json.dumps({"size": size, "rows": rows}, indent=1))
+        print(f"wrote {path}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--memory-child"]:
+        memory_child(argv[1], argv[2], argv[3], int(argv[4]))
+        return 0
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.compare", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--size", choices=sorted(SIZES), default="default")
+    parser.add_argument(
+        "--only", default=",".join(SECTIONS), help="comma-separated: " + ",".join(SECTIONS)
+    )
+    parser.add_argument("--out", type=Path, default=HERE / "out")
+    parser.add_argument("--json", action="store_true", help="also write the table as compare.json")
+    args = parser.parse_args(argv)
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = set(only) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
+    run(args.size, only, args.out, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

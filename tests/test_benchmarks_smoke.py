@@ -1,0 +1,69 @@
+"""A smoke run of the peer comparison (``python -m benchmarks.compare``): it
+exits 0, prints the table and writes a plot per scaling curve. No timing is
+asserted; a peer that is not installed is reported so and the run still
+passes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(320)
+def test_compare_smoke_run(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.compare",
+            "--size",
+            "smoke",
+            "--out",
+            str(out),
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "section  contender" in result.stdout
+    for section in ("sync", "events", "latency", "lookups", "memory"):
+        png = out / f"{section}.png"
+        assert png.is_file(), section
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = json.loads((out / "compare.json").read_text())["rows"]
+    contenders = {row["contender"] for row in rows}
+    assert "kube-informers" in contenders
+    assert "official SharedInformer" in contenders
+    # every peer has a row, measured or with the reason it was not
+    for peer in ("lightkube", "kr8s", "official list+Watch"):
+        assert any(c.startswith(peer) for c in contenders), peer
+    for row in rows:
+        assert any(v is not None for v in row["values"].values()) or row["note"], row
+
+
+def test_compare_rejects_unknown_section() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.compare", "--only", "nope"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert result.returncode == 2
+    assert "unknown sections" in result.stderr
