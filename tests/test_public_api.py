@@ -288,3 +288,49 @@ def test_informers_workqueue_all_is_pinned() -> None:
     assert len(informers.workqueue.__all__) == len(set(informers.workqueue.__all__))
     for name in informers.workqueue.__all__:
         assert getattr(informers.workqueue, name) is not None, name
+
+
+RUNTIME_ALL = {
+    # the loop
+    "Controller",
+    "ReconcileFunc",
+    # requests and results
+    "Request",
+    "Result",
+    "TerminalError",
+    "is_terminal",
+    # sources
+    "ChannelSource",
+    "InformerSource",
+    "PeriodicSource",
+    "Sink",
+    "Source",
+    # predicates
+    "Funcs",
+    "Predicate",
+    "and_",
+    "annotation_changed",
+    "generation_changed",
+    "label_changed",
+    "new_predicate_funcs",
+    "not_",
+    "or_",
+    "resource_version_changed",
+    # map functions
+    "MapFunc",
+    "enqueue_owner",
+    "request_for_object",
+    # metrics
+    "ControllerMetrics",
+    "ControllerMetricsProvider",
+    "NoopControllerMetricsProvider",
+}
+
+
+def test_informers_runtime_all_is_pinned() -> None:
+    import informers.runtime
+
+    assert set(informers.runtime.__all__) == RUNTIME_ALL
+    assert len(informers.runtime.__all__) == len(RUNTIME_ALL), "duplicate names in __all__"
+    for name in informers.runtime.__all__:
+        assert getattr(informers.runtime, name) is not None, name

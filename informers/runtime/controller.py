@@ -48,8 +48,9 @@ import logging
 import math
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from informers.clock import REAL_CLOCK, Clock
 from informers.errors import CacheSyncTimeoutError, InformerStateError, ObjectKeyError
@@ -77,7 +78,7 @@ __all__ = ["Controller", "ReconcileFunc"]
 log = logging.getLogger(__name__)
 
 #: What a controller calls for each request.
-ReconcileFunc = Callable[[Request], Result | None]
+ReconcileFunc: TypeAlias = Callable[[Request], Result | None]
 
 _NEW, _STARTING, _RUNNING, _STOPPING, _STOPPED = "new", "starting", "running", "stopping", "stopped"
 
@@ -206,7 +207,14 @@ class Controller:
         )
         self._metrics = ControllerMetrics.create(metrics or NoopControllerMetricsProvider(), name)
         self._metrics.max_concurrent_reconciles.set_function(lambda: float(workers))
-        self._metrics.active_workers.set_function(self._active_workers)
+        # The gauge holds the controller weakly: a registry outlives controllers.
+        ref = weakref.ref(self)
+
+        def active_workers() -> float:
+            controller = ref()
+            return 0.0 if controller is None else controller._active_workers()
+
+        self._metrics.active_workers.set_function(active_workers)
 
         self._cond = threading.Condition()
         # Guarded by _cond:
@@ -215,6 +223,7 @@ class Controller:
         self._state = _NEW
         self._threads: list[threading.Thread] = []
         self._live_workers = 0  # worker threads inside their loop
+        self._launching = False  # start() is starting the worker threads
         self._in_flight = 0  # requests handed out by the queue and not done yet
         self._generation = 0  # +1 at every hand-out and every done (wait_idle's witness)
         # request -> the earliest time a requeue this controller asked the queue
@@ -317,8 +326,14 @@ class Controller:
             ]
             self._threads = threads
             self._live_workers = len(threads)
-        for thread in threads:
-            thread.start()
+            self._launching = True
+        try:
+            for thread in threads:
+                thread.start()
+        finally:
+            with self._cond:
+                self._launching = False
+                self._cond.notify_all()
         log.info("controller %s: started %d worker(s)", self._name, self._workers)
 
     def _stop_requested(self) -> bool:
@@ -350,7 +365,8 @@ class Controller:
         join every worker. ``timeout`` (real seconds, ``None``: no limit)
         bounds the whole stop; a worker still in a reconcile after it is
         logged at WARNING by name and left to finish on its own (a thread
-        cannot be killed). Idempotent; also stops a controller never
+        cannot be killed). Idempotent: a second call waits for the first to
+        finish (up to its own ``timeout``). Also stops a controller never
         started. Called from a reconcile, it does not wait for that
         reconcile (it cannot) but stops everything else."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -358,13 +374,21 @@ class Controller:
         def remaining() -> float | None:
             return None if deadline is None else max(0.0, deadline - time.monotonic())
 
+        me = threading.current_thread()
         with self._cond:
             if self._state in (_STOPPING, _STOPPED):
+                # Another stop() is under way: wait for it (not from a worker,
+                # which that stop() is waiting for).
+                if me not in self._threads:
+                    self._cond.wait_for(lambda: self._state == _STOPPED, remaining())
                 return
             was = self._state
             self._state = _STOPPING
-            threads = list(self._threads)
             self._cond.notify_all()
+            # start() may be starting the workers right now (stop() called
+            # from the first reconcile): wait until they all run, to join them.
+            self._cond.wait_for(lambda: not self._launching, remaining())
+            threads = list(self._threads)
         log.info("controller %s: stopping", self._name)
         if was != _NEW:
             for source in reversed(self._sources):
@@ -378,7 +402,6 @@ class Controller:
         # queue is empty, then get() answers shutdown and they return. Joining
         # them is the drain, bounded in real seconds whatever the clock.
         self._queue.shutdown()
-        me = threading.current_thread()
         for thread in threads:
             if thread is not me:
                 thread.join(remaining())
@@ -542,7 +565,7 @@ class Controller:
             else:
                 self._queue.add_rate_limited(request)
                 log.warning(
-                    "controller %s: reconcile of %s failed (%d requeue(s) so far); requeued "
+                    "controller %s: reconcile of %s failed (%d time(s) in a row); requeued "
                     "with backoff",
                     self._name,
                     request,

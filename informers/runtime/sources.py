@@ -530,8 +530,10 @@ class ChannelSource(_ThreadedSource):
             try:
                 for request in self._requests(item):
                     sink.add(request)
+            except (TypeError, ObjectKeyError) as error:
+                log.error("%s: skipping a channel item: %s", self._name, error)
             except Exception:
-                log.exception("%s: skipping a channel item", self._name)
+                log.exception("%s: skipping a channel item: map or predicate raised", self._name)
             finally:
                 self._set_busy(False)
             taken += 1
