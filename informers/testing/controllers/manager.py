@@ -58,6 +58,7 @@ class ControllerManager:
     :param completion_delay: seconds a Job's pod runs before it succeeds.
     :param controllers: the names (of :data:`CONTROLLER_NAMES`) to run; default all.
     :param sync_timeout: how long :meth:`start` waits for the caches.
+    :param clock: times the pod lifecycle's delays (the informers run on real time).
 
     :meth:`start` blocks until the caches have synced and every controller
     runs; :meth:`stop` stops the controllers, then the informers, joining
@@ -114,7 +115,7 @@ class ControllerManager:
                 raise InformerStateError(f"a controller manager runs once (it is {self._state})")
             self._state = "running"
         client = _new_client(self._server) if self._own_client else self._client_arg
-        factory = SharedInformerFactory(client, clock=self._clock)
+        factory = SharedInformerFactory(client)
         with self._lock:
             self._client, self._factory = client, factory
         if hasattr(self._server, "deletion_lifecycle"):
