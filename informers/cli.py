@@ -102,6 +102,13 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=DEFAULT_KUBECONFIG,
         help=f"where to write the kubeconfig (default ./{DEFAULT_KUBECONFIG})",
     )
+    serve.add_argument(
+        "--no-controllers",
+        dest="controllers",
+        action="store_false",
+        help="serve a bare API server: no built-in controllers (Deployments, ReplicaSets, "
+        "Jobs, pods turning Ready, namespace deletion, garbage collection)",
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -127,7 +134,12 @@ def _serve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 1
+        manager = None
         try:
+            if getattr(args, "controllers", True):
+                from informers.testing.controllers import start_controllers
+
+                manager = start_controllers(server)
             path = write_kubeconfig(args.kubeconfig, server.url).resolve()
             print(f"kube-informers API server emulator serving at {server.url}", flush=True)
             print(f"kubeconfig written to {path}; try:", flush=True)
@@ -135,6 +147,8 @@ def _serve(args: argparse.Namespace) -> int:
             print("Press Ctrl-C to stop.", flush=True)
             stop.wait()
         finally:
+            if manager is not None:
+                manager.stop()
             server.stop()
         print("kube-informers serve: stopped", flush=True)
         # SIGTERM is the ordinary way to stop a server (0); Ctrl-C reports 130.

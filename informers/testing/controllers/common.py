@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from informers.objects import DeletedFinalStateUnknown
 from informers.selectors import LabelSelector
 
 __all__ = [
@@ -21,12 +22,30 @@ __all__ = [
     "is_pod_ready",
     "label_selector",
     "now",
+    "observing_owner",
     "owner_reference",
     "owned_by",
     "set_condition",
 ]
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def observing_owner(expectations: Expectations, owner_kind: str, inner: Any) -> Any:
+    """A map function: ``inner``'s requests, after telling ``expectations``
+    that the object's controller (of ``owner_kind``) has seen it."""
+
+    def mapping(obj: Any) -> Any:
+        target = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        ref = controller_of(target) if isinstance(target, Mapping) else None
+        if ref is not None and ref.get("kind") == owner_kind:
+            meta = target.get("metadata") or {}
+            namespace = meta.get("namespace") or ""
+            owner = f"{namespace}/{ref.get('name')}" if namespace else str(ref.get("name"))
+            expectations.seen(owner, str(meta.get("name", "")))
+        return inner(obj)
+
+    return mapping
 
 
 def now() -> str:
@@ -146,7 +165,9 @@ class Expectations:
 
     Per owner key: names created but not yet seen in the cache, names deleted
     but still there. :meth:`observe` settles them against what the cache
-    shows now. Thread-safe (one lock, no callbacks).
+    shows now, :meth:`seen` as the events of the owned objects arrive (a pod
+    created and deleted between two reconciles is never in the cache when
+    one looks). Thread-safe (one lock, no callbacks).
     """
 
     def __init__(self) -> None:
@@ -163,6 +184,14 @@ class Expectations:
         """``name`` was deleted for ``key``."""
         with self._lock:
             self._pending.setdefault(key, (set(), set()))[1].add(name)
+
+    def seen(self, key: str, name: str) -> None:
+        """An event of ``name`` arrived: its creation is observed (even when
+        it is deleted again before a reconcile looks at the cache)."""
+        with self._lock:
+            pending = self._pending.get(key)
+            if pending is not None:
+                pending[0].discard(name)
 
     def observe(self, key: str, cached: Iterable[str]) -> tuple[set[str], set[str]]:
         """Settle against the cache's names of ``key``'s objects; returns the

@@ -31,6 +31,7 @@ from informers.testing.controllers.common import (
     is_active_pod,
     is_pod_ready,
     now,
+    observing_owner,
     owned_by,
     owner_reference,
     set_condition,
@@ -132,9 +133,11 @@ def job_controller(
     api: JsonApi, jobs: SharedIndexInformer, pods: SharedIndexInformer, *, workers: int = 1
 ) -> Controller:
     """The ``job`` controller: Job events and the events of their pods."""
+    reconciler = JobReconciler(api, jobs, pods)
+    owners = observing_owner(reconciler.expectations, "Job", enqueue_owner(JOBS))
     return Controller(
         "job",
-        JobReconciler(api, jobs, pods),
-        [InformerSource(jobs), InformerSource(pods, map_func=enqueue_owner(JOBS))],
+        reconciler,
+        [InformerSource(jobs), InformerSource(pods, map_func=owners)],
         workers=workers,
     )

@@ -27,6 +27,7 @@ from informers.testing.controllers.common import (
     is_active_pod,
     is_pod_ready,
     label_selector,
+    observing_owner,
     owned_by,
     owner_reference,
 )
@@ -150,12 +151,11 @@ def replicaset_controller(
 ) -> Controller:
     """The ``replicaset`` controller: ReplicaSet events and the events of
     the pods they own."""
+    reconciler = ReplicaSetReconciler(api, replica_sets, pods)
+    owners = observing_owner(reconciler.expectations, "ReplicaSet", enqueue_owner(REPLICASETS))
     return Controller(
         "replicaset",
-        ReplicaSetReconciler(api, replica_sets, pods),
-        [
-            InformerSource(replica_sets),
-            InformerSource(pods, map_func=enqueue_owner(REPLICASETS)),
-        ],
+        reconciler,
+        [InformerSource(replica_sets), InformerSource(pods, map_func=owners)],
         workers=workers,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import Cluster
+from controllers_helpers import Cluster
 from kubernetes import client
 
 from informers.resources import DEPLOYMENTS, PODS, REPLICASETS

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import Cluster
+from controllers_helpers import Cluster
 from kubernetes import client
 
 from informers.clock import REAL_CLOCK
