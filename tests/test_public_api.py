@@ -334,3 +334,25 @@ def test_informers_runtime_all_is_pinned() -> None:
     assert len(informers.runtime.__all__) == len(RUNTIME_ALL), "duplicate names in __all__"
     for name in informers.runtime.__all__:
         assert getattr(informers.runtime, name) is not None, name
+
+
+TESTING_CONTROLLERS_ALL = {
+    "CONTROLLER_NAMES",
+    "HASH_LABEL",
+    "REVISION_ANNOTATION",
+    "ConflictError",
+    "ControllerManager",
+    "JsonApi",
+    "NotFoundError",
+    "pod_template_hash",
+    "start_controllers",
+}
+
+
+def test_informers_testing_controllers_all_is_pinned() -> None:
+    import informers.testing.controllers
+
+    assert set(informers.testing.controllers.__all__) == TESTING_CONTROLLERS_ALL
+    assert len(informers.testing.controllers.__all__) == len(TESTING_CONTROLLERS_ALL)
+    for name in informers.testing.controllers.__all__:
+        assert getattr(informers.testing.controllers, name) is not None, name
