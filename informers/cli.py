@@ -248,6 +248,13 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help='require this bearer token (user "admin") on every request; the kubeconfig '
         "carries it (note: other local users can see command lines)",
     )
+    serve.add_argument(
+        "--no-controllers",
+        dest="controllers",
+        action="store_false",
+        help="serve a bare API server: no built-in controllers (Deployments, ReplicaSets, "
+        "Jobs, pods turning Ready, namespace deletion, garbage collection)",
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -326,7 +333,12 @@ def _serve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 1
+        manager = None
         try:
+            if getattr(args, "controllers", True):
+                from informers.testing.controllers import start_controllers
+
+                manager = start_controllers(server)
             path = server.write_kubeconfig(args.kubeconfig).resolve()
             print(f"kube-informers API server emulator serving at {server.url}", flush=True)
             if args.token is not None:
@@ -336,6 +348,8 @@ def _serve(args: argparse.Namespace) -> int:
             print("Press Ctrl-C to stop.", flush=True)
             stop.wait()
         finally:
+            if manager is not None:
+                manager.stop()
             server.stop()
         print("kube-informers serve: stopped", flush=True)
         # SIGTERM is the ordinary way to stop a server (0); Ctrl-C reports 130.

@@ -378,3 +378,25 @@ def test_transport_and_discovery_all_are_pinned(module: str, expected: set[str])
     names = importlib.import_module(module).__all__
     assert set(names) == expected
     assert len(names) == len(set(names)), "duplicate names in __all__"
+
+
+TESTING_CONTROLLERS_ALL = {
+    "CONTROLLER_NAMES",
+    "HASH_LABEL",
+    "REVISION_ANNOTATION",
+    "ConflictError",
+    "ControllerManager",
+    "JsonApi",
+    "NotFoundError",
+    "pod_template_hash",
+    "start_controllers",
+}
+
+
+def test_informers_testing_controllers_all_is_pinned() -> None:
+    import informers.testing.controllers
+
+    assert set(informers.testing.controllers.__all__) == TESTING_CONTROLLERS_ALL
+    assert len(informers.testing.controllers.__all__) == len(TESTING_CONTROLLERS_ALL)
+    for name in informers.testing.controllers.__all__:
+        assert getattr(informers.testing.controllers, name) is not None, name

@@ -519,6 +519,22 @@ class ApiServer:
     def rv_wait_seconds(self, seconds: float) -> None:
         self._settings.rv_wait_seconds = float(seconds)
 
+    @property
+    def deletion_lifecycle(self) -> bool:
+        """Whether deletions wait for controllers, as on a real cluster (off by
+        default; :class:`~informers.testing.controllers.ControllerManager`
+        turns it on while it runs). On: a DELETE with ``propagationPolicy``
+        ``Foreground`` or ``Orphan`` adds the ``foregroundDeletion`` or
+        ``orphan`` finalizer for the garbage collector, and a Namespace goes
+        ``Terminating`` until its ``spec.finalizers`` are emptied through
+        ``namespaces/<name>/finalize``. Off: the policy is ignored and a
+        namespace's contents are deleted with it at once."""
+        return self._settings.deletion_lifecycle
+
+    @deletion_lifecycle.setter
+    def deletion_lifecycle(self, on: bool) -> None:
+        self._settings.deletion_lifecycle = bool(on)
+
     def watch_count(self) -> int:
         """Number of watch streams open now."""
         return self._storage.watch_count()

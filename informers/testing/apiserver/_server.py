@@ -163,6 +163,13 @@ class FaultState:
             self._replay.clear()
 
 
+#: The finalizer a DELETE's ``propagationPolicy`` adds for the garbage collector.
+_PROPAGATION_FINALIZERS: dict[str, tuple[str, ...]] = {
+    "Foreground": ("foregroundDeletion",),
+    "Orphan": ("orphan",),
+}
+
+
 class Settings:
     """Tunables the handlers read (plain attributes; reads are atomic)."""
 
@@ -184,6 +191,8 @@ class Settings:
         self.watch_list_mode = "on"
         #: How long before a watch's deadline the last bookmark goes out.
         self.deadline_bookmark = 2.0
+        #: Deletions wait for controllers (see ``ApiServer.deletion_lifecycle``).
+        self.deletion_lifecycle = False
 
 
 class HTTPServer(ThreadingHTTPServer):
@@ -765,6 +774,9 @@ class Handler(BaseHTTPRequestHandler):
                 raise _status.no_such_route()
             self._scale(request, resource, namespace, name, body)
             return
+        if subresource == "finalize" and resource == NAMESPACES and name is not None:
+            self._finalize_namespace(request, name, body)
+            return
         if subresource and (
             subresource != "status" or not storage.has_status_subresource(resource)
         ):
@@ -939,6 +951,11 @@ class Handler(BaseHTTPRequestHandler):
             if not isinstance(options, dict):
                 raise _status.bad_request("DeleteOptions must be a JSON object")
         preconditions = options.get("preconditions") or {}
+        lifecycle = self.server.settings.deletion_lifecycle
+        policy = options.get("propagationPolicy") or request.param("propagationPolicy")
+        if options.get("orphanDependents") is True:
+            policy = "Orphan"
+        finalizers = _PROPAGATION_FINALIZERS.get(str(policy or ""), ()) if lifecycle else ()
         stored, deleted = self.server.storage.delete(
             resource,
             name,
@@ -946,6 +963,8 @@ class Handler(BaseHTTPRequestHandler):
             precondition_uid=str(preconditions.get("uid") or ""),
             precondition_rv=str(preconditions.get("resourceVersion") or ""),
             dry_run=_dry_run(request) or bool(options.get("dryRun")),
+            add_finalizers=finalizers,
+            namespace_lifecycle=lifecycle,
         )
         log.debug("deleted %s %s rv=%s (final=%s)", resource, stored.key, stored.rv, deleted)
         if not deleted or resource in _RETURNS_OBJECT_ON_DELETE:
@@ -953,6 +972,40 @@ class Handler(BaseHTTPRequestHandler):
         else:
             uid = str(stored.obj["metadata"].get("uid", ""))
             self._send_json(200, _status.success(resource, name, uid))
+
+    def _finalize_namespace(self, request: _Request, name: str, body: bytes) -> None:
+        """``PUT /api/v1/namespaces/<name>/finalize``: writes ``spec.finalizers``
+        (the namespace controller's last step; the status is kept)."""
+        if request.method != "PUT":
+            raise _status.method_not_allowed()
+        obj = self._decode_body(body)
+        if not isinstance(obj, dict):
+            raise _status.bad_request("a Namespace must be a JSON object")
+        storage = self.server.storage
+        current = storage.get(NAMESPACES, name, None).obj
+        spec: dict[str, Any] = obj["spec"] if isinstance(obj.get("spec"), dict) else {}
+        update = {
+            **current,
+            "metadata": {
+                **current["metadata"],
+                "resourceVersion": (obj.get("metadata") or {}).get("resourceVersion")
+                or current["metadata"]["resourceVersion"],
+            },
+            "spec": {
+                **(current.get("spec") or {}),
+                "finalizers": list(spec.get("finalizers") or []),
+            },
+        }
+        stored = storage.update(
+            NAMESPACES,
+            update,
+            None,
+            name,
+            subresource="finalize",
+            keep_status=True,
+            dry_run=_dry_run(request),
+        )
+        self._send(200, stored.full_json)
 
     def _delete_collection(
         self, request: _Request, resource: Resource, namespace: str | None

@@ -25,7 +25,7 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from informers.resources import (
@@ -300,6 +300,15 @@ class ListResult:
     rv: int
     continue_token: str | None = None
     remaining: int | None = None
+
+
+def _awaits_finalize(resource: Resource, obj: dict[str, Any]) -> bool:
+    """A Terminating namespace stays until its ``spec.finalizers`` are empty."""
+    return (
+        resource == NAMESPACES
+        and bool((obj.get("spec") or {}).get("finalizers"))
+        and (obj.get("status") or {}).get("phase") == "Terminating"
+    )
 
 
 class Storage:
@@ -670,7 +679,11 @@ class Storage:
             if resource == CUSTOMRESOURCEDEFINITIONS:
                 self._register_crd_locked(new)
             stored = Stored(new, key, self._rv, kind.builtin)
-            if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            if (
+                new["metadata"].get("deletionTimestamp")
+                and not new["metadata"].get("finalizers")
+                and not _awaits_finalize(resource, new)
+            ):
                 del kind.objects[key]
                 kind.sorted_keys = None
                 self._append_locked(kind, Event(self._rv, DELETED, stored, old))
@@ -755,7 +768,11 @@ class Storage:
             old_spec: dict[str, Any] = old.get("spec") or {}
             sent = new.get("spec")
             new_spec: dict[str, Any] = dict(sent) if isinstance(sent, dict) else {}
-            if isinstance(old_spec, dict) and "finalizers" in old_spec:
+            if (
+                subresource != "finalize"
+                and isinstance(old_spec, dict)
+                and "finalizers" in old_spec
+            ):
                 new_spec["finalizers"] = old_spec["finalizers"]
             new["spec"] = new_spec
             new["status"] = old.get("status", {"phase": "Active"})
@@ -780,10 +797,19 @@ class Storage:
         precondition_uid: str = "",
         precondition_rv: str = "",
         dry_run: bool = False,
+        add_finalizers: Sequence[str] = (),
+        namespace_lifecycle: bool = False,
     ) -> tuple[Stored, bool]:
         """Delete an object: ``(final state, deleted)``. With finalizers it only
         sets ``deletionTimestamp`` (``deleted`` is False). ``dry_run`` checks
-        and answers without deleting."""
+        and answers without deleting.
+
+        ``add_finalizers`` (``foregroundDeletion`` or ``orphan``, from a
+        ``propagationPolicy``) are added first, so the object waits for the
+        garbage collector. With ``namespace_lifecycle`` a Namespace whose
+        ``spec.finalizers`` is not empty is only marked (``deletionTimestamp``,
+        ``phase: Terminating``) for the namespace controller to empty and
+        finalize; without it the namespace's contents are deleted at once."""
         with self._cond:
             kind = self._kind_locked(resource)
             key = object_key(namespace or "" if resource.namespaced else "", name)
@@ -807,9 +833,41 @@ class Storage:
                 )
             if dry_run:
                 return old, not old_meta.get("finalizers")
-            if resource == NAMESPACES:
+            if resource == NAMESPACES and namespace_lifecycle:
+                if (old.obj.get("spec") or {}).get("finalizers"):
+                    return self._mark_terminating_locked(kind, old)
+            elif resource == NAMESPACES:
                 self._delete_namespace_contents_locked(name)
+            if add_finalizers and not old_meta.get("deletionTimestamp"):
+                old = self._add_finalizers_locked(kind, old, add_finalizers)
             return self._delete_locked(kind, old)
+
+    def _add_finalizers_locked(self, kind: _Kind, old: Stored, finalizers: Sequence[str]) -> Stored:
+        # Not an event of its own: the deletion that follows publishes it.
+        current = list(old.obj["metadata"].get("finalizers") or [])
+        added = [f for f in finalizers if f not in current]
+        if not added:
+            return old
+        new = dict(old.obj)
+        new["metadata"] = {**old.obj["metadata"], "finalizers": current + added}
+        return Stored(new, old.key, old.rv, kind.builtin)
+
+    def _mark_terminating_locked(self, kind: _Kind, old: Stored) -> tuple[Stored, bool]:
+        if old.obj["metadata"].get("deletionTimestamp"):
+            return old, False
+        self._rv += 1
+        new = dict(old.obj)
+        new["metadata"] = {
+            **old.obj["metadata"],
+            "deletionTimestamp": _now(),
+            "deletionGracePeriodSeconds": 0,
+            "resourceVersion": str(self._rv),
+        }
+        new["status"] = {**(old.obj.get("status") or {}), "phase": "Terminating"}
+        stored = Stored(new, old.key, self._rv, kind.builtin)
+        kind.objects[old.key] = stored
+        self._append_locked(kind, Event(self._rv, MODIFIED, stored, old))
+        return stored, False
 
     def _delete_locked(self, kind: _Kind, old: Stored) -> tuple[Stored, bool]:
         old_meta = old.obj["metadata"]

@@ -226,6 +226,54 @@ _COLUMNS: dict[str, list[tuple[str, str, _Cell, int]]] = {
     "Lease": [("Holder", _STRING, lambda lease: _get(lease, "spec", "holderIdentity") or "", 0)],
 }
 
+
+def _containers(obj: dict[str, Any]) -> str:
+    return ",".join(str(c.get("name", "")) for c in _template_containers(obj)) or "<none>"
+
+
+def _images(obj: dict[str, Any]) -> str:
+    return ",".join(str(c.get("image", "")) for c in _template_containers(obj)) or "<none>"
+
+
+def _template_containers(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = _get(obj, "spec", "template", "spec")
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    return [c for c in _list(containers) if isinstance(c, dict)]
+
+
+def _selector(obj: dict[str, Any]) -> str:
+    """A label selector as kubectl prints it (``app=web,tier in (a,b)``)."""
+    selector = _get(obj, "spec", "selector")
+    if not isinstance(selector, dict):
+        return "<none>"
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in _list(selector.get("matchExpressions")):
+        if not isinstance(expr, dict):
+            continue
+        key, op = expr.get("key", ""), str(expr.get("operator", ""))
+        values = ",".join(str(v) for v in _list(expr.get("values")))
+        if op == "Exists":
+            parts.append(str(key))
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+        else:
+            parts.append(f"{key} {op.lower()} ({values})")
+    return ",".join(parts) or "<none>"
+
+
+_WORKLOAD_WIDE: list[tuple[str, str, _Cell, int]] = [
+    ("Containers", _STRING, _containers, 1),
+    ("Images", _STRING, _images, 1),
+    ("Selector", _STRING, _selector, 1),
+]
+
+#: kind -> the columns after AGE (``-o wide`` shows the priority-1 ones).
+_AFTER_AGE: dict[str, list[tuple[str, str, _Cell, int]]] = {
+    "Deployment": _WORKLOAD_WIDE,
+    "ReplicaSet": _WORKLOAD_WIDE,
+    "Job": _WORKLOAD_WIDE,
+}
+
 _DESCRIPTIONS = {
     "Name": "Name must be unique within a namespace.",
     "Age": "Time since the object was created (metadata.creationTimestamp).",
@@ -304,11 +352,23 @@ def to_table(
             "priority": 0,
         }
     )
+    after = _AFTER_AGE.get(resource.kind, [])
+    for title, kind, _, priority in after:
+        columns.append(
+            {
+                "name": title,
+                "type": kind,
+                "format": "",
+                "description": title,
+                "priority": priority,
+            }
+        )
     rows = []
     for obj in objects:
         cells: list[Any] = [_get(obj, "metadata", "name") or ""]
         cells.extend(cell(obj) for _, _, cell, _ in extra)
         cells.append(_age(obj, moment))
+        cells.extend(cell(obj) for _, _, cell, _ in after)
         row: dict[str, Any] = {"cells": cells}
         row_object = _row_object(resource, obj, include_object)
         if row_object is not None:

@@ -16,6 +16,7 @@ from informers.resources import (
     JOBS,
     NODES,
     PODS,
+    REPLICASETS,
     SECRETS,
     SERVICES,
     Resource,
@@ -130,6 +131,10 @@ def test_custom_resources_get_name_and_age_and_include_object() -> None:
     assert "object" not in to_table(widgets, [obj], {}, include_object="None")["rows"][0]
 
 
+def _age_index(table: dict) -> int:
+    return [c["name"] for c in table["columnDefinitions"]].index("Age")
+
+
 @pytest.mark.parametrize(
     ("resource", "obj"),
     [
@@ -142,16 +147,18 @@ def test_custom_resources_get_name_and_age_and_include_object() -> None:
     ],
 )
 def test_wrongly_typed_fields_do_not_break_the_table(resource: Resource, obj: dict) -> None:
-    (row,) = to_table(resource, [obj], {}, now=NOW)["rows"]
-    assert row["cells"][-1] == "<unknown>"
+    table = to_table(resource, [obj], {}, now=NOW)
+    (row,) = table["rows"]
+    assert row["cells"][_age_index(table)] == "<unknown>"
 
 
 def test_malformed_objects_do_not_break_the_table() -> None:
     odd = {"metadata": {"creationTimestamp": "yesterday"}, "spec": "weird", "status": []}
     for resource in (PODS, SERVICES, DEPLOYMENTS, CONFIGMAPS):
-        (row,) = to_table(resource, [odd], {}, now=NOW)["rows"]
+        table = to_table(resource, [odd], {}, now=NOW)
+        (row,) = table["rows"]
         assert row["cells"][0] == ""
-        assert row["cells"][-1] == "<unknown>"
+        assert row["cells"][_age_index(table)] == "<unknown>"
 
 
 _ANY_JSON = st.recursive(
@@ -175,3 +182,30 @@ def test_any_object_makes_a_table_row(resource: Resource, obj: dict) -> None:
     table = to_table(resource, [obj], {}, now=NOW)
     (row,) = table["rows"]
     assert len(row["cells"]) == len(table["columnDefinitions"])
+
+
+def test_workloads_have_the_wide_columns_after_age() -> None:
+    deployment = {
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {
+                "matchLabels": {"app": "web"},
+                "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}],
+            },
+            "template": {
+                "spec": {
+                    "containers": [
+                        {"name": "nginx", "image": "nginx:1.25"},
+                        {"name": "side", "image": "busybox"},
+                    ]
+                }
+            },
+        },
+    }
+    for resource in (DEPLOYMENTS, REPLICASETS, JOBS):
+        table = to_table(resource, [deployment], {}, now=NOW)
+        names = [c["name"] for c in table["columnDefinitions"]]
+        assert names[-4:] == ["Age", "Containers", "Images", "Selector"]
+        assert [c["priority"] for c in table["columnDefinitions"][-3:]] == [1, 1, 1]
+        (row,) = table["rows"]
+        assert row["cells"][-3:] == ["nginx,side", "nginx:1.25,busybox", "app=web,tier in (a,b)"]

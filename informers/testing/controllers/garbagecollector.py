@@ -1,0 +1,260 @@
+"""The garbage collector: dependents go when their owners go.
+
+It watches Deployments, ReplicaSets, Jobs (owners) and ReplicaSets and Pods
+(dependents); a request names one object as ``Request(namespace,
+"<plural>:<name>")`` (``:`` cannot occur in an object name).
+
+* **Background** (an owner is gone): a dependent whose every owner reference
+  names an object that no longer exists (checked with a live GET, so a
+  lagging cache never deletes anything) is deleted; references to missing
+  owners are dropped from a dependent that still has another owner.
+* **Foreground** (the owner has ``deletionTimestamp`` and the
+  ``foregroundDeletion`` finalizer): its dependents are deleted (those that
+  own things themselves in the foreground too); once no dependent with
+  ``blockOwnerDeletion`` is left, the finalizer is removed and the server
+  removes the owner.
+* **Orphan** (the ``orphan`` finalizer): the references to the owner are
+  removed from its dependents, then the finalizer.
+
+Owners of kinds it does not watch are taken to exist.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from informers.informer import SharedIndexInformer
+from informers.objects import DeletedFinalStateUnknown, get_namespace
+from informers.resources import DEPLOYMENTS, JOBS, PODS, REPLICASETS, Resource
+from informers.runtime import Controller, InformerSource, Request, Result
+from informers.testing.controllers.api import ConflictError, JsonApi, NotFoundError
+
+__all__ = [
+    "DEPENDENT_KINDS",
+    "FOREGROUND",
+    "ORPHAN",
+    "OWNER_KINDS",
+    "OWNER_UID_INDEX",
+    "GarbageCollector",
+    "garbage_collector",
+    "owner_uid_index",
+]
+
+log = logging.getLogger(__name__)
+
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+#: The index (on dependents' informers) from an owner's uid to its dependents.
+OWNER_UID_INDEX = "gc-owner-uid"
+#: Owner kinds, by (group, kind).
+OWNER_KINDS: dict[tuple[str, str], Resource] = {
+    (r.group, r.kind): r for r in (DEPLOYMENTS, REPLICASETS, JOBS)
+}
+#: The kinds whose objects may have owners.
+DEPENDENT_KINDS: tuple[Resource, ...] = (REPLICASETS, PODS)
+
+
+def owner_uid_index(obj: Any) -> list[str]:
+    """Index function: the uids of the object's owners."""
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return [str(r["uid"]) for r in refs if isinstance(r, Mapping) and r.get("uid")]
+
+
+def _refs(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return [r for r in refs if isinstance(r, Mapping)]
+
+
+def _owner_resource(ref: Mapping[str, Any]) -> Resource | None:
+    api_version = str(ref.get("apiVersion") or "")
+    group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    return OWNER_KINDS.get((group, str(ref.get("kind") or "")))
+
+
+def _request(resource: Resource, namespace: str, name: str) -> Request:
+    return Request(namespace, f"{resource.plural}:{name}")
+
+
+class GarbageCollector:
+    """``reconcile(request)`` for one watched object, and the map functions
+    of its sources. Thread-safe: its state is the caches."""
+
+    def __init__(self, api: JsonApi, informers: Mapping[Resource, SharedIndexInformer]) -> None:
+        self.api = api
+        self.informers = dict(informers)
+
+    def map_func(self, resource: Resource) -> Any:
+        """The map function of ``resource``'s source: the object itself, its
+        owners and (for an owner kind) its dependents."""
+
+        def mapping(obj: Any) -> list[Request]:
+            target = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+            meta = target.get("metadata") or {}
+            namespace = get_namespace(target)
+            out = [_request(resource, namespace, meta["name"])]
+            for ref in _refs(target):
+                owner = _owner_resource(ref)
+                if owner is not None and ref.get("name"):
+                    out.append(_request(owner, namespace, str(ref["name"])))
+            if (resource.group, resource.kind) in OWNER_KINDS and meta.get("uid"):
+                for kind in DEPENDENT_KINDS:
+                    for dependent in (
+                        self.informers[kind].get_indexer().by_index(OWNER_UID_INDEX, meta["uid"])
+                    ):
+                        out.append(_request(kind, namespace, dependent["metadata"]["name"]))
+            return out
+
+        return mapping
+
+    def _dependents(self, owner: Mapping[str, Any]) -> list[tuple[Resource, dict[str, Any]]]:
+        uid = owner["metadata"]["uid"]
+        return [
+            (kind, d)
+            for kind in DEPENDENT_KINDS
+            for d in self.informers[kind].get_indexer().by_index(OWNER_UID_INDEX, uid)
+        ]
+
+    def __call__(self, request: Request) -> Result | None:
+        plural, _, name = request.name.partition(":")
+        resource = next((r for r in self.informers if r.plural == plural), None)
+        if resource is None or not name:
+            return None
+        key = f"{request.namespace}/{name}" if request.namespace else name
+        obj = self.informers[resource].get_indexer().get_by_key(key)
+        if obj is None:
+            return None
+        meta = obj["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        if meta.get("deletionTimestamp") and FOREGROUND in finalizers:
+            return self._foreground(resource, obj)
+        if meta.get("deletionTimestamp") and ORPHAN in finalizers:
+            return self._orphan(resource, obj)
+        if (resource.group, resource.kind) in {(r.group, r.kind) for r in DEPENDENT_KINDS}:
+            return self._collect(resource, obj)
+        return None
+
+    def _collect(self, resource: Resource, obj: dict[str, Any]) -> Result | None:
+        refs = _refs(obj)
+        if not refs:
+            return None
+        meta = obj["metadata"]
+        namespace = get_namespace(obj)
+        present, gone = [], []
+        for ref in refs:
+            owner_resource = _owner_resource(ref)
+            if owner_resource is None:
+                present.append(ref)
+                continue
+            live = self.api.get(owner_resource, namespace, str(ref.get("name") or ""))
+            if live is None or live["metadata"].get("uid") != ref.get("uid"):
+                gone.append(ref)
+                continue
+            present.append(ref)
+            live_meta = live["metadata"]
+            if (
+                live_meta.get("deletionTimestamp")
+                and FOREGROUND in (live_meta.get("finalizers") or [])
+                and not meta.get("deletionTimestamp")
+            ):
+                self._delete_dependent(resource, obj)
+                return None
+        if not gone:
+            return None
+        if not present:
+            if not meta.get("deletionTimestamp"):
+                log.info(
+                    "gc: %s %s/%s has no owner left, deleting",
+                    resource.kind,
+                    namespace,
+                    meta["name"],
+                )
+                self._delete(resource, obj, "Background")
+            return None
+        self.api.patch(
+            resource,
+            namespace,
+            meta["name"],
+            {"metadata": {"ownerReferences": [dict(r) for r in present]}},
+        )
+        return None
+
+    def _delete_dependent(self, resource: Resource, obj: dict[str, Any]) -> None:
+        owns = (resource.group, resource.kind) in OWNER_KINDS
+        self._delete(resource, obj, "Foreground" if owns else "Background")
+
+    def _delete(self, resource: Resource, obj: dict[str, Any], propagation: str) -> None:
+        meta = obj["metadata"]
+        # a conflict: the name holds another object now, not ours to delete
+        with contextlib.suppress(ConflictError):
+            self.api.delete(
+                resource, get_namespace(obj), meta["name"], propagation=propagation, uid=meta["uid"]
+            )
+
+    def _foreground(self, resource: Resource, owner: dict[str, Any]) -> Result | None:
+        blocking = 0
+        for kind, dependent in self._dependents(owner):
+            ref = next(r for r in _refs(dependent) if r.get("uid") == owner["metadata"]["uid"])
+            if ref.get("blockOwnerDeletion") is True:
+                blocking += 1
+            if not dependent["metadata"].get("deletionTimestamp"):
+                self._delete_dependent(kind, dependent)
+        if blocking:
+            return None  # the dependents' deletions bring this request back
+        return self._remove_finalizer(resource, owner, FOREGROUND)
+
+    def _orphan(self, resource: Resource, owner: dict[str, Any]) -> Result | None:
+        uid = owner["metadata"]["uid"]
+        for kind, dependent in self._dependents(owner):
+            refs = [dict(r) for r in _refs(dependent) if r.get("uid") != uid]
+            try:
+                self.api.patch(
+                    kind,
+                    get_namespace(dependent),
+                    dependent["metadata"]["name"],
+                    {"metadata": {"ownerReferences": refs or None}},
+                )
+            except NotFoundError:
+                continue
+        return self._remove_finalizer(resource, owner, ORPHAN)
+
+    def _remove_finalizer(
+        self, resource: Resource, owner: dict[str, Any], finalizer: str
+    ) -> Result | None:
+        meta = owner["metadata"]
+        body = {
+            "metadata": {
+                "resourceVersion": meta["resourceVersion"],
+                "finalizers": [f for f in meta.get("finalizers") or [] if f != finalizer] or None,
+            }
+        }
+        try:
+            self.api.patch(resource, get_namespace(owner), meta["name"], body)
+        except NotFoundError:
+            return None
+        except ConflictError:
+            return Result(requeue=True)
+        log.info(
+            "gc: %s %s/%s: removed %s", resource.kind, get_namespace(owner), meta["name"], finalizer
+        )
+        return None
+
+
+def garbage_collector(
+    api: JsonApi, informers: Mapping[Resource, SharedIndexInformer], *, workers: int = 2
+) -> Controller:
+    """The ``garbage-collector`` controller over ``informers`` (Deployments,
+    ReplicaSets, Jobs and Pods; the dependents' informers need the
+    :data:`OWNER_UID_INDEX` index, :func:`owner_uid_index`)."""
+    collector = GarbageCollector(api, informers)
+    return Controller(
+        "garbage-collector",
+        collector,
+        [
+            InformerSource(informer, map_func=collector.map_func(resource), name=f"gc {resource}")
+            for resource, informer in informers.items()
+        ],
+        workers=workers,
+    )
