@@ -431,12 +431,32 @@ class ApiServer:
         path_prefix: str | None = None,
         *,
         plain_text: bool = False,
+        header: tuple[str, str] | None = None,
     ) -> None:
         """Answer the next ``n`` requests (whose path starts with
         ``path_prefix``, if given) with HTTP ``status`` and a ``Status`` body;
         429 carries ``Retry-After`` (default 1). ``plain_text`` sends the
-        text/plain form that API priority and fairness uses."""
-        self._faults.add_failure(n, status, retry_after, path_prefix, plain_text)
+        text/plain form that API priority and fairness uses. ``header``
+        (``(name, value)``) limits the fault to requests carrying that header
+        value (name case-insensitive), so one client can be targeted; set it
+        with ``api_client.set_default_header(name, value)``."""
+        self._faults.add_failure(n, status, retry_after, path_prefix, plain_text, header=header)
+
+    def delay_next(
+        self,
+        n: int,
+        seconds: float,
+        path_prefix: str | None = None,
+        *,
+        header: tuple[str, str] | None = None,
+    ) -> None:
+        """Hold the next ``n`` matching requests back for ``seconds`` before
+        serving them normally: a slow server, not a failing one. A client
+        that times out meanwhile has still sent its request, and a write is
+        applied when the delay ends. ``path_prefix`` and ``header`` select
+        requests as for :meth:`fail_next`; a delayed request that also
+        matches a :meth:`fail_next` fault fails after the delay."""
+        self._faults.add_delay(n, float(seconds), path_prefix, header)
 
     def replay_events_from(self, rv: int, count: int = 1) -> None:
         """Make the next ``count`` watches (a buggy server) ignore their
@@ -444,8 +464,8 @@ class ApiServer:
         self._faults.add_replay(rv, count)
 
     def clear_faults(self) -> None:
-        """Forget pending ``fail_next`` and ``replay_events_from`` faults and
-        end a stall."""
+        """Forget pending ``fail_next``, ``delay_next`` and
+        ``replay_events_from`` faults and end a stall."""
         self._faults.clear()
         self._storage.stall(0)
 

@@ -27,7 +27,7 @@ import urllib.parse
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from informers.errors import SelectorParseError
 from informers.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
@@ -65,34 +65,88 @@ def _optional(name: str) -> ModuleType | None:
         return None
 
 
+class _Headers(Protocol):
+    """What fault matching reads of request headers (``http.client.HTTPMessage``:
+    case-insensitive ``get``)."""
+
+    def get(self, name: str, /) -> Any: ...
+
+
 class FaultState:
-    """Injected HTTP failures (``fail_next``) and one-shot watch replays.
+    """Injected HTTP failures (``fail_next``), delays (``delay_next``) and
+    one-shot watch replays.
+
+    A failure or delay may be limited to requests whose path starts with a
+    prefix and to requests carrying one header value (``header``: name, matched
+    case-insensitively, and exact value), so a test can target one client.
 
     Thread-safe (one lock); never calls out while holding it.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        #: [remaining, status, retry_after, path_prefix, plain_text]
+        #: [remaining, status, retry_after, path_prefix, plain_text, header]
         self._failures: list[list[Any]] = []
+        #: [remaining, seconds, path_prefix, header]
+        self._delays: list[list[Any]] = []
         self._replay: list[int] = []
 
     def add_failure(
-        self, n: int, status: int, retry_after: int | None, prefix: str | None, plain: bool
+        self,
+        n: int,
+        status: int,
+        retry_after: int | None,
+        prefix: str | None,
+        plain: bool,
+        *,
+        header: tuple[str, str] | None = None,
     ) -> None:
         with self._lock:
-            self._failures.append([n, status, retry_after, prefix, plain])
+            self._failures.append([n, status, retry_after, prefix, plain, header])
 
-    def take_failure(self, path: str) -> tuple[int, int | None, bool] | None:
+    def add_delay(
+        self, n: int, seconds: float, prefix: str | None, header: tuple[str, str] | None
+    ) -> None:
+        with self._lock:
+            self._delays.append([n, seconds, prefix, header])
+
+    @staticmethod
+    def _matches(
+        path: str,
+        headers: _Headers | None,
+        prefix: str | None,
+        header: tuple[str, str] | None,
+    ) -> bool:
+        if prefix is not None and not path.startswith(prefix):
+            return False
+        if header is None:
+            return True
+        return headers is not None and headers.get(header[0]) == header[1]
+
+    def take_failure(
+        self, path: str, headers: _Headers | None = None
+    ) -> tuple[int, int | None, bool] | None:
         with self._lock:
             for entry in self._failures:
-                remaining, status, retry_after, prefix, plain = entry
-                if remaining > 0 and (prefix is None or path.startswith(prefix)):
+                remaining, status, retry_after, prefix, plain, header = entry
+                if remaining > 0 and self._matches(path, headers, prefix, header):
                     entry[0] -= 1
                     if entry[0] == 0:
                         self._failures.remove(entry)
                     return status, retry_after, plain
             return None
+
+    def take_delay(self, path: str, headers: _Headers | None = None) -> float:
+        """Seconds to hold the request back (0: none); consumes one count."""
+        with self._lock:
+            for entry in self._delays:
+                remaining, seconds, prefix, header = entry
+                if remaining > 0 and self._matches(path, headers, prefix, header):
+                    entry[0] -= 1
+                    if entry[0] == 0:
+                        self._delays.remove(entry)
+                    return float(seconds)
+            return 0.0
 
     def add_replay(self, rv: int, count: int) -> None:
         with self._lock:
@@ -105,6 +159,7 @@ class FaultState:
     def clear(self) -> None:
         with self._lock:
             self._failures.clear()
+            self._delays.clear()
             self._replay.clear()
 
 
@@ -587,7 +642,10 @@ class Handler(BaseHTTPRequestHandler):
                 log.debug("unauthenticated request %s %s", method, path)
                 raise unauthorized()
             user = found
-        failure = self.server.faults.take_failure(path)
+        delay = self.server.faults.take_delay(path, self.headers)
+        if delay > 0:
+            self.server.stopping.wait(delay)
+        failure = self.server.faults.take_failure(path, self.headers)
         if failure is not None:
             self._send_failure(*failure)
             return
