@@ -73,3 +73,24 @@ class Timeline:
     def shards_of(self, key: str) -> set[str]:
         with self._lock:
             return {s for k, s, _, _ in self.intervals if k == key}
+
+
+class Reconciled:
+    """Every (key, shard) reconciled, with a condition to wait on."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.by_key: dict[str, list[str]] = {}  # guarded by _cond
+
+    def record(self, key: str, shard: str) -> None:
+        with self._cond:
+            self.by_key.setdefault(key, []).append(shard)
+            self._cond.notify_all()
+
+    def snapshot(self) -> dict[str, list[str]]:
+        with self._cond:
+            return {k: list(v) for k, v in self.by_key.items()}
+
+    def wait_for(self, pred: Callable[[dict[str, list[str]]], bool], timeout: float = 10.0) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: pred(self.by_key), timeout)
