@@ -17,6 +17,15 @@ See the guide ``docs/guide/sharding.rst``.
 
 from __future__ import annotations
 
+from informers.sharding.labels import (
+    DRAIN_LABEL_PREFIX,
+    SHARD_LABEL_PREFIX,
+    DrainingReconciler,
+    Sharder,
+    drain_label,
+    shard_label,
+    shard_selector,
+)
 from informers.sharding.lease import (
     DEFAULT_ORPHAN_GRACE,
     RING_LABEL,
@@ -34,6 +43,13 @@ from informers.sharding.watcher import RingCallback, RingWatcher
 __all__ = [
     "DEFAULT_ORPHAN_GRACE",
     "DEFAULT_VIRTUAL_NODES",
+    "DRAIN_LABEL_PREFIX",
+    "SHARD_LABEL_PREFIX",
+    "DrainingReconciler",
+    "Sharder",
+    "drain_label",
+    "shard_label",
+    "shard_selector",
     "NOOP_SHARDING_METRICS",
     "RING_LABEL",
     "HashRing",

@@ -93,7 +93,8 @@ def shard_filter(
 class RingChangeSource:
     """Enqueues, on each ring change, the objects of ``informer``'s cache
     that ``shard`` owns in the new ring but not in the old one (through
-    ``map_func``, default the object's own request).
+    ``map_func``, default the object's own request). With ``shard=None``
+    it enqueues every object whose shard changed (what a sharder needs).
 
     No thread of its own: the ring watcher's thread pushes into the sink.
     It counts as synced at once. :meth:`stop` unregisters from the watcher
@@ -104,7 +105,7 @@ class RingChangeSource:
         self,
         ring_watcher: RingWatcher,
         informer: SharedIndexInformer,
-        shard: str,
+        shard: str | None,
         group: str,
         kind: str,
         *,
@@ -114,7 +115,7 @@ class RingChangeSource:
         self._watcher, self._informer, self._shard = ring_watcher, informer, shard
         self._group, self._kind = group, kind
         self._map = map_func or request_for_object
-        self._name = name or f"ring-change-{ring_watcher.name}-{shard}"
+        self._name = name or f"ring-change-{ring_watcher.name}-{shard or 'all'}"
         self._cond = threading.Condition()
         self._sink: Sink | None = None  # guarded by _cond
         self._busy = 0  # guarded by _cond: pushes in progress
@@ -164,7 +165,8 @@ class RingChangeSource:
         try:
             moved = 0
             for obj in self._informer.get_store().list():
-                if self._owner(new, obj) == self._shard and self._owner(old, obj) != self._shard:
+                now, before = self._owner(new, obj), self._owner(old, obj)
+                if now != before and (self._shard is None or now == self._shard):
                     for request in self._map(obj):
                         sink.add(request)
                     moved += 1
