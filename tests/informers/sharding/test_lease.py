@@ -142,3 +142,52 @@ def test_a_lease_that_stops_renewing_leaves_the_ring_after_its_duration(
         assert api_server.list_objects(LEASES, namespace="default") == []
     finally:
         watcher.stop()
+
+
+def test_a_replica_that_cannot_renew_stops_before_the_others_drop_it(
+    api_server: ApiServer, client: Any
+) -> None:
+    cut_off = api_server.api_client()
+    cut_off.set_default_header("X-Replica", "shard-x")
+    lost = threading.Event()
+    lost_at: list[float] = []
+
+    def on_lost() -> None:
+        lost_at.append(time.monotonic())
+        lost.set()
+
+    lease = ShardLease(cut_off, "default", "web", "shard-x", on_lost=on_lost, **FAST)
+    other = ShardLease(client, "default", "web", "shard-y", **FAST)
+    watcher = RingWatcher(client, "default", "web", lease_duration=1.0)
+    recorder = RingRecorder(watcher)
+    dropped_at: list[float] = []
+    watcher.add_callback(
+        lambda old, new: (
+            dropped_at.append(time.monotonic())
+            if "shard-x" in old and "shard-x" not in new
+            else None
+        )
+    )
+    watcher.start()
+    try:
+        lease.start()
+        other.start()
+        assert lease.wait_ready(10)
+        assert other.wait_ready(10)
+        assert recorder.wait_for(lambda r: len(r) == 2)
+        started = time.monotonic()
+        api_server.fail_next(10_000, 500, header=("X-Replica", "shard-x"))
+        assert lost.wait(5)
+        assert recorder.wait_for(lambda r: r.shards == ("shard-y",), timeout=5)
+        # the replica gave up (renew deadline) before anybody dropped it
+        assert lost_at[0] < dropped_at[0]
+        assert dropped_at[0] - started < 1.0 + 0.2 + 1.0
+        api_server.clear_faults()
+        assert lease.wait_ready(10)
+        assert recorder.wait_for(lambda r: len(r) == 2)
+    finally:
+        api_server.clear_faults()
+        lease.stop(10)
+        other.stop(10)
+        watcher.stop()
+        cut_off.close()
