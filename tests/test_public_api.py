@@ -400,3 +400,42 @@ def test_informers_testing_controllers_all_is_pinned() -> None:
     assert len(informers.testing.controllers.__all__) == len(TESTING_CONTROLLERS_ALL)
     for name in informers.testing.controllers.__all__:
         assert getattr(informers.testing.controllers, name) is not None, name
+
+
+SHARDING_ALL = {
+    "DEFAULT_ORPHAN_GRACE",
+    "DEFAULT_VIRTUAL_NODES",
+    "DRAIN_LABEL_PREFIX",
+    "NOOP_SHARDING_METRICS",
+    "RING_LABEL",
+    "SHARD_LABEL_PREFIX",
+    "DrainingReconciler",
+    "HashRing",
+    "NoopShardingMetrics",
+    "RingCallback",
+    "RingChangeSource",
+    "RingWatcher",
+    "ShardFilter",
+    "ShardLease",
+    "ShardLeaseLock",
+    "ShardState",
+    "Sharder",
+    "ShardingMetrics",
+    "drain_label",
+    "lease_state",
+    "ring_key",
+    "shard_filter",
+    "shard_label",
+    "shard_selector",
+    "stable_hash",
+    "state_changes_at",
+}
+
+
+def test_sharding_all_is_pinned() -> None:
+    sharding = importlib.import_module("informers.sharding")
+    names = sharding.__all__
+    assert set(names) == SHARDING_ALL
+    assert len(names) == len(set(names)), "duplicate names in __all__"
+    for name in names:
+        assert getattr(sharding, name) is not None, name

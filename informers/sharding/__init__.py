@@ -1,10 +1,70 @@
-"""Sharding a controller over several replicas: a consistent-hash ring over
-the shards (:mod:`informers.sharding.ring`). Each replica owns the objects
-whose ring key falls on its shard; a parent and the children it controls
-share a key, so they share a shard."""
+"""Sharding a controller over several active replicas.
+
+Each replica holds its own shard Lease (:class:`ShardLease`); every replica
+watches the ring's Leases (:class:`RingWatcher`) and computes the same
+consistent-hash ring (:class:`HashRing`) of the ready shards; an object
+belongs to the shard its ring key (:func:`ring_key`, the controller owner's
+for owned objects) falls on. Two ways to route objects to their shard:
+
+* client-side (:mod:`informers.sharding.routing`): every replica watches
+  everything and filters (:func:`shard_filter`, :class:`RingChangeSource`);
+* label-based (:mod:`informers.sharding.labels`): a leader-elected sharder
+  labels each object with its shard, replicas watch only their label, and a
+  drain handshake moves objects so that no two shards work on one at once.
+
+See the guide ``docs/guide/sharding.rst``.
+"""
 
 from __future__ import annotations
 
+from informers.sharding.labels import (
+    DRAIN_LABEL_PREFIX,
+    SHARD_LABEL_PREFIX,
+    DrainingReconciler,
+    Sharder,
+    drain_label,
+    shard_label,
+    shard_selector,
+)
+from informers.sharding.lease import (
+    DEFAULT_ORPHAN_GRACE,
+    RING_LABEL,
+    ShardLease,
+    ShardLeaseLock,
+    ShardState,
+    lease_state,
+    state_changes_at,
+)
+from informers.sharding.metrics import NOOP_SHARDING_METRICS, NoopShardingMetrics, ShardingMetrics
 from informers.sharding.ring import DEFAULT_VIRTUAL_NODES, HashRing, ring_key, stable_hash
+from informers.sharding.routing import RingChangeSource, ShardFilter, shard_filter
+from informers.sharding.watcher import RingCallback, RingWatcher
 
-__all__ = ["DEFAULT_VIRTUAL_NODES", "HashRing", "ring_key", "stable_hash"]
+__all__ = [
+    "DEFAULT_ORPHAN_GRACE",
+    "DEFAULT_VIRTUAL_NODES",
+    "DRAIN_LABEL_PREFIX",
+    "SHARD_LABEL_PREFIX",
+    "DrainingReconciler",
+    "Sharder",
+    "drain_label",
+    "shard_label",
+    "shard_selector",
+    "NOOP_SHARDING_METRICS",
+    "RING_LABEL",
+    "HashRing",
+    "NoopShardingMetrics",
+    "RingCallback",
+    "RingChangeSource",
+    "RingWatcher",
+    "ShardFilter",
+    "ShardLease",
+    "ShardLeaseLock",
+    "ShardState",
+    "ShardingMetrics",
+    "lease_state",
+    "ring_key",
+    "shard_filter",
+    "stable_hash",
+    "state_changes_at",
+]
