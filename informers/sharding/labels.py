@@ -62,7 +62,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: The label an object carries its shard in: ``shard.kube-informers.io/<ring>: <shard id>``.
 SHARD_LABEL_PREFIX = "shard.kube-informers.io/"
+#: The label the sharder sets to ask an object's old shard to let it go.
 DRAIN_LABEL_PREFIX = "drain.kube-informers.io/"
 
 

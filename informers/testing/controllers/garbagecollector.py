@@ -45,7 +45,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: The finalizer of a foreground delete: dependents go first.
 FOREGROUND = "foregroundDeletion"
+#: The finalizer of an orphaning delete: dependents lose the owner reference.
 ORPHAN = "orphan"
 #: The index (on dependents' informers) from an owner's uid to its dependents.
 OWNER_UID_INDEX = "gc-owner-uid"
