@@ -439,3 +439,44 @@ def test_sharding_all_is_pinned() -> None:
     assert len(names) == len(set(names)), "duplicate names in __all__"
     for name in names:
         assert getattr(sharding, name) is not None, name
+
+
+LEADERELECTION_ALL = {
+    "JITTER_FACTOR",
+    "LeaderElectionConfig",
+    "LeaderElector",
+    "Runnable",
+    "run_with_leader_election",
+    "Candidate",
+    "LeaseLock",
+    "LockState",
+    "ResourceLock",
+    "MICRO_TIME_FORMAT",
+    "LeaderElectionRecord",
+    "ObservedRecord",
+    "expires_at",
+    "format_micro_time",
+    "is_expired",
+    "lease_duration_seconds",
+    "may_acquire",
+    "next_renew_time",
+    "observe",
+    "parse_micro_time",
+    "NOOP_LEADER_METRICS",
+    "LeaderMetrics",
+    "NoopLeaderMetrics",
+    "PrometheusLeaderMetrics",
+    "InvalidLeaseRecordError",
+    "LeaderElectionConfigError",
+    "LeaderElectionError",
+    "LeaseLockError",
+}
+
+
+def test_informers_leaderelection_all_is_pinned() -> None:
+    import informers.leaderelection
+
+    assert set(informers.leaderelection.__all__) == LEADERELECTION_ALL
+    assert len(informers.leaderelection.__all__) == len(set(informers.leaderelection.__all__))
+    for name in informers.leaderelection.__all__:
+        assert getattr(informers.leaderelection, name) is not None, name

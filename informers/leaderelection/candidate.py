@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from informers.clock import REAL_CLOCK, Clock
@@ -36,6 +37,10 @@ log = logging.getLogger(__name__)
 
 #: What a lock raises for a request that failed (anything else is a bug).
 _LOCK_ERRORS = (ApiError, LeaderElectionError)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 def _conflict(exc: BaseException) -> bool:
@@ -65,6 +70,10 @@ class Candidate:
        between) fails the attempt; the next one reads again. Nothing is ever
        written unconditionally.
 
+    ``clock`` is the local clock every decision is made on; ``wall_clock``
+    (default: the system's UTC time) only stamps the ``acquireTime`` and
+    ``renewTime`` written.
+
     Thread-safety: the queries (:meth:`observed`, :meth:`leader`,
     :meth:`holds_lease`, :meth:`expires_at`) may be called from any thread;
     :meth:`try_acquire_or_renew` and :meth:`release` block for up to two
@@ -79,8 +88,12 @@ class Candidate:
         *,
         clock: Clock = REAL_CLOCK,
         metrics: LeaderMetrics = NOOP_LEADER_METRICS,
+        wall_clock: Callable[[], datetime] | None = None,
     ) -> None:
         self._config = config
+        #: The wall clock of the timestamps written into the Lease (informational
+        #: only; never read back for a decision). Tests may pin it.
+        self._wall_clock = wall_clock or _utc_now
         self._clock = clock
         self._metrics = metrics
         self._name = config.election_name
@@ -238,7 +251,7 @@ class Candidate:
             observed = self._observed
         if observed is None or observed.record.holder_identity != config.identity:
             return True
-        now = next_renew_time(observed.record.renew_time, datetime.now(UTC))
+        now = next_renew_time(observed.record.renew_time, self._wall_clock())
         released = LeaderElectionRecord(
             holder_identity="",
             lease_duration_seconds=1,
@@ -265,7 +278,7 @@ class Candidate:
     def _record(self, current: LeaderElectionRecord, *, renewing: bool) -> LeaderElectionRecord:
         """The record to write over ``current``: renewing keeps its acquire
         time and transitions, taking over starts a new term."""
-        now = next_renew_time(current.renew_time, datetime.now(UTC))
+        now = next_renew_time(current.renew_time, self._wall_clock())
         return LeaderElectionRecord(
             holder_identity=self._config.identity,
             lease_duration_seconds=lease_duration_seconds(self._config.lease_duration),
@@ -278,7 +291,7 @@ class Candidate:
 
     def _create(self, limit: float | None) -> bool:
         config = self._config
-        now = datetime.now(UTC)
+        now = self._wall_clock()
         record = LeaderElectionRecord(
             holder_identity=config.identity,
             lease_duration_seconds=lease_duration_seconds(config.lease_duration),
