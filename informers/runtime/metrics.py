@@ -29,11 +29,15 @@ controller as ``queue_metrics``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from informers.workqueue.metrics import CallbackGaugeMetric, CounterMetric, HistogramMetric
+from informers.workqueue.metrics import (
+    NOOP_METRIC,
+    CallbackGaugeMetric,
+    CounterMetric,
+    HistogramMetric,
+)
 
 __all__ = [
     "RESULT_ERROR",
@@ -78,44 +82,26 @@ class ControllerMetricsProvider(Protocol):
     def new_active_workers_metric(self, controller: str) -> CallbackGaugeMetric: ...
 
 
-class _NoopMetric:
-    """Every metric kind at once, doing nothing."""
-
-    __slots__ = ()
-
-    def inc(self) -> None:
-        pass
-
-    def observe(self, value: float, /) -> None:
-        pass
-
-    def set_function(self, function: Callable[[], float], /) -> None:
-        pass
-
-
-_NOOP = _NoopMetric()
-
-
 class NoopControllerMetricsProvider:
     """The default: no metrics at all."""
 
     def new_reconcile_total_metric(self, controller: str, result: str) -> CounterMetric:
-        return _NOOP
+        return NOOP_METRIC
 
     def new_reconcile_errors_metric(self, controller: str) -> CounterMetric:
-        return _NOOP
+        return NOOP_METRIC
 
     def new_terminal_reconcile_errors_metric(self, controller: str) -> CounterMetric:
-        return _NOOP
+        return NOOP_METRIC
 
     def new_reconcile_time_metric(self, controller: str) -> HistogramMetric:
-        return _NOOP
+        return NOOP_METRIC
 
     def new_max_concurrent_reconciles_metric(self, controller: str) -> CallbackGaugeMetric:
-        return _NOOP
+        return NOOP_METRIC
 
     def new_active_workers_metric(self, controller: str) -> CallbackGaugeMetric:
-        return _NOOP
+        return NOOP_METRIC
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,8 @@ __all__ = [
     "CounterMetric",
     "HistogramMetric",
     "MetricsProvider",
+    "NOOP_METRIC",
+    "NoopMetric",
     "NoopMetricsProvider",
     "QueueMetrics",
 ]
@@ -98,8 +100,9 @@ class MetricsProvider(Protocol):
     def new_retries_metric(self, name: str) -> CounterMetric: ...
 
 
-class _NoopMetric:
-    """Every metric kind at once, doing nothing."""
+class NoopMetric:
+    """Every metric kind at once, doing nothing (what the no-op providers
+    hand out; shared, stateless, thread-safe)."""
 
     __slots__ = ()
 
@@ -113,7 +116,8 @@ class _NoopMetric:
         pass
 
 
-_NOOP = _NoopMetric()
+#: The one no-op metric (a counter, histogram and callback gauge in one).
+NOOP_METRIC = NoopMetric()
 
 
 class NoopMetricsProvider:
@@ -121,25 +125,25 @@ class NoopMetricsProvider:
     skips every metrics step, including reading the clock."""
 
     def new_depth_metric(self, name: str) -> CallbackGaugeMetric:
-        return _NOOP
+        return NOOP_METRIC
 
     def new_adds_metric(self, name: str) -> CounterMetric:
-        return _NOOP
+        return NOOP_METRIC
 
     def new_latency_metric(self, name: str) -> HistogramMetric:
-        return _NOOP
+        return NOOP_METRIC
 
     def new_work_duration_metric(self, name: str) -> HistogramMetric:
-        return _NOOP
+        return NOOP_METRIC
 
     def new_unfinished_work_seconds_metric(self, name: str) -> CallbackGaugeMetric:
-        return _NOOP
+        return NOOP_METRIC
 
     def new_longest_running_processor_seconds_metric(self, name: str) -> CallbackGaugeMetric:
-        return _NOOP
+        return NOOP_METRIC
 
     def new_retries_metric(self, name: str) -> CounterMetric:
-        return _NOOP
+        return NOOP_METRIC
 
 
 @dataclass(frozen=True, slots=True)
