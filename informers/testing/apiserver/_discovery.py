@@ -23,7 +23,7 @@ from typing import Any
 
 from informers.resources import BUILTIN_RESOURCES, Resource
 from informers.testing.apiserver._scale import SCALABLE
-from informers.testing.apiserver._storage import _NO_STATUS_SUBRESOURCE
+from informers.testing.apiserver._storage import NO_STATUS_SUBRESOURCE
 
 __all__ = [
     "SERVER_GIT_VERSION",
@@ -124,7 +124,7 @@ def _has_status_subresource(res: Resource) -> bool:
     """Built-in kinds with a spec/status split serve ``<plural>/status`` (the
     same rule the storage applies); custom resources are listed without."""
     builtin = (res.group, res.version, res.plural) in _BUILTIN_KEYS
-    return builtin and res.kind not in _NO_STATUS_SUBRESOURCE
+    return builtin and res.kind not in NO_STATUS_SUBRESOURCE
 
 
 def _storage_version_hash(res: Resource) -> str:

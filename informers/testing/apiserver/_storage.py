@@ -60,7 +60,7 @@ _NO_GENERATION = frozenset(
     }
 )
 #: Built-in kinds without a ``status`` subresource (a PUT writes their status).
-_NO_STATUS_SUBRESOURCE = frozenset(
+NO_STATUS_SUBRESOURCE = frozenset(
     {
         "ConfigMap",
         "Secret",
@@ -258,7 +258,7 @@ class _Kind:
         self.sorted_keys: list[str] | None = None
         #: (rv, state, sorted keys) of the last state reconstructed at an old RV.
         self.snapshot: tuple[int, dict[str, Stored], list[str]] | None = None
-        self.status_subresource = builtin and resource.kind not in _NO_STATUS_SUBRESOURCE
+        self.status_subresource = builtin and resource.kind not in NO_STATUS_SUBRESOURCE
 
     def keys_locked(self) -> list[str]:
         if self.sorted_keys is None:
