@@ -134,6 +134,16 @@ class Cluster:
             self.server.stop()
 
 
+def _without_contents(message: str) -> str:
+    """The kubernetes client's kubeconfig errors quote the offending section
+    (``.../{'name': 'u', 'user': {'token': ...}}/user``), credentials
+    included: keep what comes before the first quoted mapping or list."""
+    cut = min((i for i in (message.find("{"), message.find("[")) if i >= 0), default=-1)
+    if cut < 0:
+        return message.splitlines()[0] if message else message
+    return message[:cut].rstrip("/ ") + " (section not shown: it may hold credentials)"
+
+
 def connect(kubeconfig: str | None, context: str | None, embedded: bool) -> Cluster:
     """A :class:`Cluster`: the embedded emulator (started on a free loopback
     port) or the cluster a kubeconfig names (``kubeconfig`` or the usual
@@ -155,7 +165,7 @@ def connect(kubeconfig: str | None, context: str | None, embedded: bool) -> Clus
         new_client: Any = config.new_client_from_config
         client = new_client(config_file=kubeconfig, context=context)
     except ConfigException as error:
-        raise CommandError(f"bad kubeconfig: {error}") from None
+        raise CommandError(f"bad kubeconfig: {_without_contents(str(error))}") from None
     except (OSError, ValueError, TypeError, KeyError, AttributeError, yaml.YAMLError) as error:
         # A file that is missing, not YAML, or not shaped like a kubeconfig.
         where = kubeconfig or "the default kubeconfig"
