@@ -587,6 +587,7 @@ def _compare(server: ApiServer, kind: Resource, store: Any) -> MirrorCount:
 def print_summary(report: DemoReport, console: Any) -> None:
     """Print ``report`` as rich tables on ``console``: the phases, the
     events, the platform's numbers and the API against the database."""
+    from rich.markup import escape
     from rich.table import Table
 
     phases = Table(title="phases")
@@ -622,7 +623,8 @@ def print_summary(report: DemoReport, console: Any) -> None:
         f"{report.tracked_pods} pods"
     )
     if not report.mirror:
-        console.print(f"[yellow]mirror skipped[/]: {report.mirror_skipped}")
+        # escaped: the hint's "[mirror]" is not rich markup
+        console.print(f"[yellow]mirror skipped[/]: {escape(report.mirror_skipped)}")
         return
     table = Table(title=f"API vs database ({report.mirror_db})")
     for column in ("kind", "objects in the API", "rows in the DB", "match"):

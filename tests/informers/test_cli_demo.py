@@ -89,3 +89,19 @@ def test_demo_options_are_validated(
         main(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_skipped_mirror_hint_keeps_its_extra_name() -> None:
+    """rich must not eat "[mirror]" as markup."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from informers._cli_mirror import MIRROR_EXTRA_HINT
+    from informers._demo import DemoReport, print_summary
+
+    out = StringIO()
+    report = DemoReport(initial_pods=0)
+    report.mirror_skipped = f"SQLAlchemy is not installed: {MIRROR_EXTRA_HINT}"
+    print_summary(report, Console(file=out, width=200))
+    assert "pip install 'kube-informers[mirror]'" in out.getvalue()
