@@ -14,9 +14,10 @@ import shlex
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 __all__ = ["EXIT_INTERRUPTED", "main", "port_number", "positive_float", "positive_int"]
 
@@ -269,11 +270,13 @@ def _serve(args: argparse.Namespace) -> int:
     )
     from informers.testing.apiserver._security import is_loopback_address
 
+    cleanups: list[Callable[[], None]] = []
+
     def make_server() -> ApiServer:
         """The (not yet started) emulator with the TLS and token options;
         SecurityConfigError (one line) when they cannot be had. A self-signed
-        pair is made in a temporary directory, loaded by the server (its
-        constructor reads the files) and deleted at once."""
+        pair is made in a private temporary directory that is deleted when
+        the server stops."""
         if (args.tls_cert is None) != (args.tls_key is None):
             raise SecurityConfigError("--tls-cert and --tls-key go together")
         if args.tls_ca is not None and args.tls_cert is None:
@@ -287,14 +290,15 @@ def _serve(args: argparse.Namespace) -> int:
         hosts = ["127.0.0.1", "localhost"]
         if args.host and args.host not in hosts:
             hosts.append(args.host)
-        with tempfile.TemporaryDirectory(prefix="kube-informers-tls-") as directory:
-            try:
-                tls = generate_self_signed(directory, hosts=hosts)
-            except SecurityConfigError as exc:
-                raise SecurityConfigError(
-                    f"--tls: {exc}; or pass --tls-cert and --tls-key"
-                ) from None
-            return ApiServer(host=args.host, port=args.port, tls=tls, tokens=tokens)
+        # Kept until the server stops: clients made by server.api_client() (the
+        # built-in controllers') read the CA file by its path.
+        directory = tempfile.TemporaryDirectory(prefix="kube-informers-tls-")
+        cleanups.append(directory.cleanup)
+        try:
+            tls = generate_self_signed(directory.name, hosts=hosts)
+        except SecurityConfigError as exc:
+            raise SecurityConfigError(f"--tls: {exc}; or pass --tls-cert and --tls-key") from None
+        return ApiServer(host=args.host, port=args.port, tls=tls, tokens=tokens)
 
     encrypted = bool(args.tls or args.tls_cert)
     if not is_loopback_address(args.host):
@@ -313,8 +317,20 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         server = make_server()
     except SecurityConfigError as exc:
+        for cleanup in cleanups:
+            cleanup()
         print(f"kube-informers serve: {exc}", file=sys.stderr)
         return 1
+    try:
+        return _serve_until_stopped(args, server)
+    finally:
+        for cleanup in cleanups:
+            cleanup()
+
+
+def _serve_until_stopped(args: argparse.Namespace, server: Any) -> int:
+    """Start ``server`` (and its built-in controllers), write the kubeconfig,
+    and block until SIGINT or SIGTERM; 130 after Ctrl-C, 0 after SIGTERM."""
 
     stop = threading.Event()
     received: list[int] = []
