@@ -140,8 +140,11 @@ def _without_contents(message: str) -> str:
     included: keep what comes before the first quoted mapping or list."""
     cut = min((i for i in (message.find("{"), message.find("[")) if i >= 0), default=-1)
     if cut < 0:
-        return message.splitlines()[0] if message else message
-    return message[:cut].rstrip("/ ") + " (section not shown: it may hold credentials)"
+        lines = message.splitlines()
+        return lines[0] if lines else ""
+    kept = message[:cut].splitlines()
+    head = kept[0] if kept else ""
+    return head.rstrip("/ ") + " (section not shown: it may hold credentials)"
 
 
 def connect(kubeconfig: str | None, context: str | None, embedded: bool) -> Cluster:
@@ -155,7 +158,6 @@ def connect(kubeconfig: str | None, context: str | None, embedded: bool) -> Clus
         server = ApiServer()
         server.start()
         return Cluster(server.api_client(), server.url, server)
-    import yaml  # type: ignore[import-untyped]
     from kubernetes import config
     from kubernetes.config.config_exception import ConfigException
 
@@ -166,10 +168,12 @@ def connect(kubeconfig: str | None, context: str | None, embedded: bool) -> Clus
         client = new_client(config_file=kubeconfig, context=context)
     except ConfigException as error:
         raise CommandError(f"bad kubeconfig: {_without_contents(str(error))}") from None
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, yaml.YAMLError) as error:
-        # A file that is missing, not YAML, or not shaped like a kubeconfig.
+    except Exception as error:  # noqa: BLE001 - the loader's failures become one clear line
+        # A file that is missing, not YAML, or not shaped like a kubeconfig: the
+        # loader raises whatever it trips on (OSError, yaml errors, KeyError,
+        # IndexError, TypeError...), and quotes the file's contents in some.
         where = kubeconfig or "the default kubeconfig"
-        first = str(error).splitlines()[0] if str(error) else ""
+        first = _without_contents(str(error)) if str(error) else ""
         raise CommandError(f"cannot read {where}: {type(error).__name__}: {first}") from None
     return Cluster(client, str(client.configuration.host))
 
