@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import copy
 import importlib
 import json
 import logging
@@ -583,7 +584,8 @@ class CompactStore:
     The LRU is a :class:`cachetools.LRUCache`; reads find hot objects in a
     plain dict mirror of it and record the keys they used, which the LRU is
     told about (in order, so it evicts exactly the least recently used)
-    before its next insertion.
+    before its next insertion. Within one read, the objects that were hot
+    count as used before those it decoded are inserted.
     """
 
     def __init__(
@@ -664,6 +666,22 @@ class CompactStore:
                 "hot": len(self._hot),
                 "encoded_bytes": sum(map(len, self._blobs.values())),
             }
+
+    def hot_keys(self) -> builtins.list[str]:
+        """The keys of the hot objects, least recently used first (for
+        inspection and tests: the LRU is brought up to date first)."""
+        with self._lock:
+            self._tell_lru_locked()
+            if self._lru is None:
+                return []
+            # Evicting from a copy tells the order without touching the LRU.
+            order = copy.copy(self._lru)
+            order.mirror = {}  # the copy's evictions must not touch _hot
+            keys: builtins.list[str] = []
+            while order:
+                key, _ = LRUCache.popitem(order)
+                keys.append(key)
+            return keys
 
     # ------------------------------------------------------------------ keys
 
