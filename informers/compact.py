@@ -418,7 +418,7 @@ class ZlibCodec:
         if not self.dictionary:
             return zlib.compress(data, self.level)
         stream = zlib.compressobj(
-            self.level, zlib.DEFLATED, zlib.MAX_WBITS, 9, zlib.Z_DEFAULT_STRATEGY, self.dictionary
+            self.level, zlib.DEFLATED, zlib.MAX_WBITS, 8, zlib.Z_DEFAULT_STRATEGY, self.dictionary
         )
         return stream.compress(data) + stream.flush()
 
@@ -606,8 +606,8 @@ class CompactStore:
         self._encode = self._codec.encode
         self._decode = self._codec.decode
         self._hot_size = hot_objects
-        #: touches recorded before the LRU is told (bounds the list).
-        self._touch_limit = max(1024, 4 * hot_objects)
+        #: reads recorded before the LRU is told (bounds the list).
+        self._touch_limit = max(1024, hot_objects)
         self._lock = threading.Lock()
         # --- guarded by _lock ----------------------------------------------
         # key -> encoded object.
@@ -617,10 +617,14 @@ class CompactStore:
         # blob stored now).
         self._hot: dict[str, Any] = {}
         self._lru = _HotObjects(hot_objects, self._hot) if hot_objects else None
-        # Keys read from _hot since the LRU was last told, in order of use;
-        # replayed into the LRU before any insertion (so eviction order is
-        # exact LRU) and when it reaches _touch_limit.
-        self._touched: list[str] = []
+        # The reads of hot objects since the LRU was last told, in order: a
+        # key, or (index name, value) for a by_index that found every object
+        # hot (one entry per call, whatever the number of matches). Replayed
+        # into the LRU before anything changes the keys or the indexes, and
+        # so before any insertion (eviction order is exact LRU: an index
+        # value resolves to the keys it had when it was read), and when it
+        # reaches _touch_limit.
+        self._touched: list[str | tuple[str, str]] = []
         # Index name -> function. Replaced, never mutated, when indexes are
         # added (a reference read without the lock is a consistent snapshot).
         self._indexers: dict[str, IndexFunc] = {}
@@ -710,16 +714,23 @@ class CompactStore:
     # ------------------------------------------------------------ hot set (locked)
 
     def _tell_lru_locked(self) -> None:
-        """Replay the recorded reads into the LRU, each key once, in order of
-        its last use (so its order is what per-read updates would give)."""
+        """Replay the recorded reads into the LRU, each entry once, in order
+        of its last use (so the order is what per-read updates would give)."""
         touched = self._touched
         lru = self._lru
         if not touched or lru is None:
             touched.clear()
             return
-        for key in reversed(dict.fromkeys(reversed(touched))):
-            if key in lru:
-                lru[key]  # reading moves the key to most recently used
+        indices = self._indices
+        for entry in reversed(dict.fromkeys(reversed(touched))):
+            if type(entry) is str:
+                if entry in lru:
+                    lru[entry]  # reading moves the key to most recently used
+                continue
+            name, value = entry
+            for key in indices[name].get(value, ()):
+                if key in lru:
+                    lru[key]
         touched.clear()
 
     def _make_hot_locked(self, key: str, obj: Any) -> None:
@@ -810,6 +821,8 @@ class CompactStore:
                     old_hot = self._hot.get(key, _MISSING)
                     old_blob = self._blobs.get(key)
                     self._blobs[key] = blob
+                    if self._touched:  # before the indexes change
+                        self._tell_lru_locked()
                     self._set_values_locked(key, computed)
                     self._make_hot_locked(key, obj)
                     break
@@ -891,6 +904,8 @@ class CompactStore:
             with self._lock:
                 if self._indexers is indexers:
                     self._blobs[key] = blob
+                    if self._touched:  # before the indexes change
+                        self._tell_lru_locked()
                     self._set_values_locked(key, computed)
                     self._make_hot_locked(key, obj)
                     return
@@ -1006,10 +1021,12 @@ class CompactStore:
         lock = self._lock
         lock.acquire()
         try:
-            obj = self._hot.get(key, _MISSING)
-            if obj is not _MISSING:
-                self._touched.append(key)
-                if len(self._touched) >= self._touch_limit:
+            # (A stored None is never found here: it is decoded below.)
+            obj = self._hot.get(key)
+            if obj is not None:
+                touched = self._touched
+                touched.append(key)
+                if len(touched) >= self._touch_limit:
                     self._tell_lru_locked()
                 return obj
             blob = self._blobs.get(key)
@@ -1062,6 +1079,15 @@ class CompactStore:
             if keys is None:
                 return []
             hot = self._hot
+            touched = self._touched
+            if len(keys) == 1:
+                for key in keys:
+                    obj = hot.get(key, _MISSING)
+                    if obj is not _MISSING:
+                        touched.append(key)
+                        if len(touched) >= self._touch_limit:
+                            self._tell_lru_locked()
+                        return [obj]
             try:
                 out = [hot[key] for key in keys]
             except KeyError:
@@ -1069,8 +1095,7 @@ class CompactStore:
                 # decoded after the lock is released.
                 snapshot = self._snapshot_locked(keys, cache=True)
             else:
-                touched = self._touched
-                touched.extend(keys)
+                touched.append((index_name, indexed_value))
                 if len(touched) >= self._touch_limit:
                     self._tell_lru_locked()
                 return out
