@@ -21,6 +21,7 @@ INFORMERS_ALL = {
     "IndexerError",
     "InformerStateError",
     "InformersError",
+    "ObjectEncodeError",
     "ObjectKeyError",
     "ResourceVersionTooLargeError",
     "SelectorParseError",
