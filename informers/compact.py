@@ -723,7 +723,7 @@ class CompactStore:
             return
         indices = self._indices
         for entry in reversed(dict.fromkeys(reversed(touched))):
-            if type(entry) is str:
+            if isinstance(entry, str):
                 if entry in lru:
                     lru[entry]  # reading moves the key to most recently used
                 continue
