@@ -475,8 +475,8 @@ def codecs_table(samples: int = 2000) -> list[dict[str, Any]]:
     for name, codec in codecs.items():
         blobs = [codec.encode(p) for p in pods]
         assert all(codec.decode(b) == p for b, p in zip(blobs[:100], pods, strict=False))
-        encode = min(timeit.repeat(lambda: [codec.encode(p) for p in pods], number=1, repeat=3))
-        decode = min(timeit.repeat(lambda: [codec.decode(b) for b in blobs], number=1, repeat=3))
+        encode = min(timeit.repeat(lambda: [codec.encode(p) for p in pods], number=1, repeat=7))
+        decode = min(timeit.repeat(lambda: [codec.decode(b) for b in blobs], number=1, repeat=7))
         rows.append(
             {
                 "codec": name,
