@@ -19,7 +19,8 @@ Sections (``--only``): ``sync`` (start to synced), ``events`` (events/s to one
 and three handlers; handler latency at a fixed offered rate), ``lookups``
 (``by_index``, ``Lister.list(selector)`` against the scan over a dict a peer's
 user writes, and dict-of-sets floors), ``memory`` (bytes per cached object,
-tracemalloc and RSS, each contender in a fresh subprocess). Each figure is
+tracemalloc and RSS, each contender in a fresh subprocess; ours also with
+``store=CompactStore``, the compact storage option). Each figure is
 taken at two sizes, the second 10x the first; the table's ``growth`` column is
 the per-object cost at 10x over that at 1x (1.00 = linear).
 
@@ -77,6 +78,7 @@ from informers import (
     get_labels,
     namespace_index,
 )
+from informers.compact import CompactStore
 from informers.resources import PODS
 
 # Each may be missing (the ``bench`` extra); imported where used, so that a
@@ -112,6 +114,7 @@ SECTIONS = ("sync", "events", "lookups", "memory")
 HERE = Path(__file__).resolve().parent
 
 OURS = "kube-informers"
+OURS_COMPACT = "kube-informers, compact store"
 OFFICIAL_INFORMER = "official SharedInformer"
 OFFICIAL_WATCH = "official list+Watch -> dict"
 LIGHTKUBE = "lightkube list+watch -> dict"
@@ -668,11 +671,13 @@ def _rss() -> int:
 def _mem_fill(contender: str, url: str, kubeconfig: Path, n: int) -> Any:
     """Fill a contender's cache; returns what keeps it alive."""
     cache: dict[Any, Any] = {}
-    if contender == OURS:
+    if contender in (OURS, OURS_COMPACT):
         config = kubernetes.client.Configuration()
         config.host = url
         client = kubernetes.client.ApiClient(config)
-        inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods")
+        # The compact storage option (informers.compact): objects kept encoded.
+        store = CompactStore if contender == OURS_COMPACT else None
+        inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods", store=store)
         inf.start()
         assert inf.wait_synced(600)
         inf.stop()
@@ -738,6 +743,7 @@ def memory_child(contender: str, url: str, kubeconfig: str, n: int) -> None:
 
 def section_memory(results: Results, pods: list[int], kubeconfig_dir: Path) -> None:
     contenders = [OURS, OFFICIAL_INFORMER, OFFICIAL_WATCH, LIGHTKUBE, KR8S, FLOOR_KEEP]
+    contenders.insert(1, OURS_COMPACT)  # the compact storage option, beside ours
     traced = {
         c: results.row("memory", f"{c} (tracemalloc)", "B/obj", note=_installed(c))
         for c in contenders

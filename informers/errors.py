@@ -13,7 +13,8 @@ written against the built-ins keeps working::
     ├── IndexerError
     │   ├── UnknownIndexError     (LookupError)  no index of that name
     │   ├── IndexConflictError    (ValueError)   an index of that name exists already
-    │   └── IndexFunctionError                   an index function raised (names index and key)
+    │   ├── IndexFunctionError                   an index function raised (names index and key)
+    │   └── ObjectEncodeError     (TypeError)    the compact store cannot encode an object
     ├── FIFOClosedError                          pop() on a closed, drained queue
     ├── ApiError                                 the API server answered with an error (a Status)
     │   ├── BadRequestError                      400 BadRequest
@@ -74,6 +75,7 @@ __all__ = [
     "InformersError",
     "InvalidError",
     "NotFoundError",
+    "ObjectEncodeError",
     "ObjectKeyError",
     "ResourceVersionTooLargeError",
     "SelectorParseError",
@@ -136,6 +138,17 @@ class IndexFunctionError(IndexerError):
     def __init__(self, index_name: str, key: str, message: str) -> None:
         super().__init__(f"index {index_name!r} failed for object {key!r}: {message}")
         self.index_name = index_name
+        self.key = key
+
+
+class ObjectEncodeError(IndexerError, TypeError):
+    """An object cannot be encoded by a :class:`~informers.compact.CompactStore`'s
+    codec (it is not a JSON document: a value of another type, a key that is
+    not a string, an integer out of the codec's range). The store was left
+    unchanged; ``__cause__`` holds the codec's error."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"object {key!r} cannot be encoded: {message}")
         self.key = key
 
 

@@ -26,7 +26,7 @@ from informers.errors import (
     permanent_failure_hint,
 )
 from informers.fifo import TransformFunc
-from informers.informer import SharedIndexInformer
+from informers.informer import SharedIndexInformer, StoreFactory
 from informers.listers import Lister
 from informers.listwatch import HTTPListerWatcher, ListOptions
 from informers.objects import NAMESPACE_INDEX, namespace_index
@@ -60,6 +60,11 @@ class SharedInformerFactory:
         a 404.
     :param transform: set on every informer (see
         :meth:`SharedIndexInformer.set_transform`).
+    :param store: builds every informer's cache (see
+        :class:`~informers.informer.StoreFactory`; default the dict-based
+        :class:`~informers.store.Indexer`). ``store=CompactStore`` keeps
+        objects encoded (:mod:`informers.compact`); pair it with
+        ``transform=strip_managed_fields`` for the smallest cache.
     """
 
     def __init__(
@@ -73,6 +78,7 @@ class SharedInformerFactory:
         reflector_config: ReflectorConfig | None = None,
         clock: Clock = REAL_CLOCK,
         fail_fast: bool = False,
+        store: StoreFactory | None = None,
     ) -> None:
         self._client = api_client
         self.namespace = namespace
@@ -82,6 +88,7 @@ class SharedInformerFactory:
         self._config = reflector_config
         self._clock = clock
         self._fail_fast = fail_fast
+        self._store = store
         self._lock = threading.Lock()
         # Guarded by _lock:
         self._informers: dict[Resource, SharedIndexInformer] = {}
@@ -137,6 +144,7 @@ class SharedInformerFactory:
                 name=name,
                 reflector_config=replace(config, description=name),
                 clock=self._clock,
+                store=self._store,
             )
             if self._transform is not None:
                 informer.set_transform(self._transform)

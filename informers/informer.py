@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from cachetools import LRUCache
 
@@ -54,20 +54,62 @@ from informers.registration import (
     SharedProcessor,
     UpdateNotification,
 )
-from informers.store import Indexer
+from informers.store import IndexedStore, Indexer
 
 __all__ = [
     "FilteringResourceEventHandler",
+    "InformerStore",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
     "ResourceEventHandlerRegistration",
     "SharedIndexInformer",
+    "StoreFactory",
 ]
 
 log = logging.getLogger(__name__)
 
 #: Queue entries the informer loop processes per lock round trip.
 _BATCH = 64
+
+
+@runtime_checkable
+class InformerStore(IndexedStore, Protocol):
+    """The cache an informer writes: an :class:`~informers.store.IndexedStore`
+    plus the keyed layer the informer loop writes through (one key
+    computation and one lock per change), as :class:`~informers.store.Indexer`
+    and :class:`~informers.compact.CompactStore` provide it. Every method is
+    thread-safe; the contracts are :class:`~informers.store.ThreadSafeStore`'s.
+    """
+
+    def __len__(self) -> int:
+        """How many objects are stored."""
+
+    def key_of(self, obj: Any) -> str:
+        """The key of ``obj``; raises :class:`~informers.ObjectKeyError`."""
+
+    def upsert(self, key: str, obj: Any) -> Any | None:
+        """Store ``obj`` under ``key``; the object it replaced, or ``None``."""
+
+    def delete_key(self, key: str) -> Any | None:
+        """Remove and return the object under ``key`` (``None``: none)."""
+
+    def get_many(self, keys: Iterable[str]) -> list[Any | None]:
+        """The objects under ``keys`` (``None`` where absent), one snapshot."""
+
+    def replace_items(self, items: dict[str, Any], resource_version: str = "") -> None:
+        """Make ``items`` (key -> object, ownership passes) the whole content."""
+
+
+class StoreFactory(Protocol):
+    """Builds an informer's cache: called once, with keywords only, as
+    ``factory(indexers=..., on_index_error=...)``. The
+    :class:`~informers.store.Indexer` class itself (the default) and
+    :class:`~informers.compact.CompactStore` are store factories, and so is a
+    :func:`functools.partial` of either with more options."""
+
+    def __call__(
+        self, *, indexers: Indexers, on_index_error: Callable[[IndexFunctionError], None]
+    ) -> InformerStore: ...
 
 
 class SharedIndexInformer:
@@ -83,6 +125,9 @@ class SharedIndexInformer:
     :param reflector_config: tunables of the reflector (paging, watch-list, timeouts).
     :param clock: time source (tests inject a FakeClock).
     :param backoff: the reflector's retry backoff (default 0.8 s to 30 s).
+    :param store: builds the cache (a :class:`StoreFactory`; default
+        :class:`~informers.store.Indexer`). ``store=CompactStore`` keeps the
+        objects encoded (:mod:`informers.compact`, for very large caches).
 
     Lifecycle: configure (``add_indexers``, ``set_transform``,
     ``set_watch_error_handler``, ``add_event_handler``), then :meth:`start`
@@ -100,13 +145,20 @@ class SharedIndexInformer:
         reflector_config: ReflectorConfig | None = None,
         clock: Clock = REAL_CLOCK,
         backoff: BackoffManager | None = None,
+        store: StoreFactory | None = None,
     ) -> None:
         self.name = name or (
             getattr(getattr(lister_watcher, "resource", None), "plural", "") or "informer"
         )
         # Never change after construction:
         self._lw = lister_watcher
-        self._indexer = Indexer(
+        if store is not None and not callable(store):
+            raise TypeError(
+                "store= takes a store factory (e.g. CompactStore, or functools.partial("
+                f"CompactStore, ...)), not a {type(store).__name__}"
+            )
+        make_store: StoreFactory = Indexer if store is None else store
+        self._indexer: InformerStore = make_store(
             indexers=dict(indexers or {}), on_index_error=self._index_function_failed
         )
         self._default_resync = resync_period
@@ -225,11 +277,11 @@ class SharedIndexInformer:
 
     # ------------------------------------------------------------------ reading
 
-    def get_store(self) -> Indexer:
+    def get_store(self) -> InformerStore:
         """The cache (read it; never write to it)."""
         return self._indexer
 
-    def get_indexer(self) -> Indexer:
+    def get_indexer(self) -> InformerStore:
         """The cache with its indexes (same object as :meth:`get_store`)."""
         return self._indexer
 

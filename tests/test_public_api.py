@@ -21,6 +21,7 @@ INFORMERS_ALL = {
     "IndexerError",
     "InformerStateError",
     "InformersError",
+    "ObjectEncodeError",
     "ObjectKeyError",
     "ResourceVersionTooLargeError",
     "SelectorParseError",
@@ -480,3 +481,24 @@ def test_informers_leaderelection_all_is_pinned() -> None:
     assert len(informers.leaderelection.__all__) == len(set(informers.leaderelection.__all__))
     for name in informers.leaderelection.__all__:
         assert getattr(informers.leaderelection, name) is not None, name
+
+
+COMPACT_ALL = {
+    "DEFAULT_HOT_OBJECTS",
+    "KUBERNETES_DICTIONARY",
+    "Codec",
+    "CompactStore",
+    "JSONCodec",
+    "MsgpackCodec",
+    "ZlibCodec",
+    "available_codecs",
+}
+
+
+def test_informers_compact_all_is_pinned() -> None:
+    import informers.compact
+
+    assert set(informers.compact.__all__) == COMPACT_ALL
+    assert len(informers.compact.__all__) == len(set(informers.compact.__all__))
+    for name in informers.compact.__all__:
+        assert getattr(informers.compact, name) is not None, name
