@@ -13,6 +13,28 @@ Two routing modes:
     every replica watches everything and filters by the ring of the shard
     Leases it sees (each replica holds a Lease and waits for the full ring
     before it starts its controller).
+``selector``
+    server-side sharding (KEP-5866 ``shardSelector``, alpha; the emulator
+    with ``sharded_list_and_watch``): replica ``i`` of ``N`` lists and
+    watches with the selector of one ``N``-th of the hash space
+    (``even_shard_selector``), so the server sends it only its objects.
+
+The floor, measured in the same run: this machine has few cores (shared),
+so N replicas cannot be N times as fast as one when N exceeds them. Two
+ceilings are measured and printed beside each speed-up:
+
+``cpu``
+    the same N processes doing the same CPU-bound work per object as a
+    replica (parse the object's JSON, as a list does, and reconcile it) on
+    ``objects / N`` objects each, with no API server: the best speed-up
+    process scaling on this machine allows.
+``server``
+    the emulator's own ceiling: N processes each listing the whole
+    collection as raw bytes (no parsing) as fast as they can for a few
+    seconds; objects served per second against one such client.
+
+A speed-up is then quoted as a fraction of the lower of the two ceilings
+("of floor").
 
 Each replica reports how long it took from starting its informer to
 having reconciled all its objects, how many it reconciled, and its RSS
@@ -20,13 +42,14 @@ having reconciled all its objects, how many it reconciled, and its RSS
 printed as ratios against the single replica measured in the same run.
 
 Run: ``PYTHONPATH=. python benchmarks/bench_sharding.py [objects] [mode ...]``
-(default 5000 objects, both modes).
+(default 5000 objects, every mode).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -39,6 +62,23 @@ from informers.testing import ApiServerError
 
 REPLICAS = (1, 2, 4)
 RING = "bench"
+MODES = ("label", "client", "selector")
+
+
+SAMPLE = json.dumps(
+    {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "cm-00000",
+            "namespace": "default",
+            "uid": "2a9c1b7e-0000-4f3a-9c1d-000000000000",
+            "resourceVersion": "12345",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+        },
+        "data": {"k": "v" * 200},
+    }
+).encode()
 
 
 def rss_kib() -> int:
@@ -78,8 +118,14 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
 
     lease = watcher = None
     predicates: list[Any] = []
+    shard_range = ""
     if mode == "label":
         selector = shard_selector(RING, shard)
+    elif mode == "selector":
+        from informers.sharding.selector import even_shard_selector
+
+        selector = ""
+        shard_range = even_shard_selector(int(shard.rpartition("-")[2]), shards)
     else:
         selector = ""
         lease = ShardLease(api, "default", RING, shard)
@@ -93,10 +139,13 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
         if len(watcher.ring()) != shards:
             assert full.wait(60)
         predicates = [shard_filter(watcher, shard, "", "ConfigMap")]
-    informer = SharedIndexInformer(HTTPListerWatcher(api, CONFIGMAPS, label_selector=selector))
+    informer = SharedIndexInformer(
+        HTTPListerWatcher(api, CONFIGMAPS, label_selector=selector, shard_selector=shard_range)
+    )
     controller = Controller(
         f"bench-{shard}", reconcile, [InformerSource(informer, predicates=predicates)], workers=2
     )
+    ready()
     started = time.perf_counter()
     informer.start()
     controller.start()  # waits for the informer's initial list
@@ -123,6 +172,107 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
     api.close()
 
 
+# ------------------------------------------------------------------ floors
+
+
+def cpu_work(objects: int) -> None:
+    """A floor process: the CPU work of a replica on ``objects`` objects
+    (parse each one's JSON, key it, count it), no server; prints seconds."""
+    from informers.objects import meta_namespace_key
+
+    counts: dict[str, int] = {}
+    ready()
+    started = time.perf_counter()
+    for _ in range(objects):
+        obj = json.loads(SAMPLE)
+        key = meta_namespace_key(obj)
+        counts[key] = counts.get(key, 0) + 1
+    print(json.dumps({"seconds": time.perf_counter() - started}), flush=True)
+
+
+def list_loop(url: str, seconds: float) -> None:
+    """A floor process: list the whole collection as raw bytes as often as
+    it can for ``seconds``; prints the lists completed and the time taken."""
+    import http.client
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=60)
+    path = CONFIGMAPS.collection_path("default")
+    done = 0
+    ready()
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        response.read()
+        done += 1
+    elapsed = time.perf_counter() - started
+    conn.close()
+    print(json.dumps({"lists": done, "seconds": elapsed}), flush=True)
+
+
+def ready() -> None:
+    """In a child: say it is ready, then wait for the parent's go, so that
+    N children start their measured work together (not one while another
+    is still importing)."""
+    print("ready", flush=True)
+    sys.stdin.readline()
+
+
+def start_together(argvs: list[list[str]]) -> list[dict[str, Any]]:
+    """Run one child per argument list, start them together (:func:`ready`)
+    and collect the JSON line each prints last."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, *argv],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for argv in argvs
+    ]
+    for proc in procs:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.strip() == "ready", line
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    results = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=900)
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    return results
+
+
+def spawn(args: list[str], n: int) -> list[dict[str, Any]]:
+    return start_together([args] * n)
+
+
+#: Objects the CPU floor's processes share (enough for about a second of work).
+CPU_FLOOR_OBJECTS = 200_000
+
+
+def cpu_floor(count: int = CPU_FLOOR_OBJECTS) -> dict[int, float]:
+    """Objects per second of N processes sharing ``count`` objects' work."""
+    rates = {}
+    for n in REPLICAS:
+        results = spawn(["--cpu-work", str(count // n)], n)
+        rates[n] = (count // n) * n / max(r["seconds"] for r in results)
+    return rates
+
+
+def server_floor(server: Any, count: int, seconds: float = 3.0) -> dict[int, float]:
+    """Objects per second the emulator serves to N listing processes."""
+    rates = {}
+    for n in REPLICAS:
+        results = spawn(["--list-loop", server.url, str(seconds)], n)
+        rates[n] = sum(r["lists"] * count / r["seconds"] for r in results)
+    return rates
+
+
 # ------------------------------------------------------------------ parent
 
 
@@ -140,18 +290,9 @@ def label_objects(server: Any, names: list[str], shards: int) -> None:
 def run(server: Any, names: list[str], shards: int, mode: str) -> list[dict[str, Any]]:
     if mode == "label":
         label_objects(server, names, shards)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, __file__, "--replica", server.url, f"shard-{i}", str(shards), mode],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(shards)
-    ]
-    results = []
-    for proc in procs:
-        out, _ = proc.communicate(timeout=900)
-        results.append(json.loads(out.strip().splitlines()[-1]))
+    results = start_together(
+        [["--replica", server.url, f"shard-{i}", str(shards), mode] for i in range(shards)]
+    )
     for i in range(shards):  # the next run starts with no leases of this one
         with contextlib.suppress(ApiServerError):  # label mode makes none
             server.delete("leases", f"shard-{i}", namespace="default")
@@ -163,9 +304,10 @@ def main() -> None:
 
     args = sys.argv[1:]
     count = int(args[0]) if args and args[0].isdigit() else 5000
-    modes = [a for a in args if a in ("label", "client")] or ["label", "client"]
+    modes = [a for a in args if a in MODES] or list(MODES)
     names = [f"cm-{i:05d}" for i in range(count)]
-    with ApiServer() as server:
+    cpu = cpu_floor()
+    with ApiServer(sharded_list_and_watch=True) as server:
         server.create_many(
             CONFIGMAPS,
             (
@@ -173,6 +315,15 @@ def main() -> None:
                 for n in names
             ),
         )
+        served = server_floor(server, count)
+        ceiling = {n: min(cpu[n] / cpu[1], served[n] / served[1]) for n in REPLICAS}
+        print(f"floor: {count:,} ConfigMaps, N processes on {os.cpu_count()} CPU(s)")
+        for n in REPLICAS:
+            print(
+                f"  N={n}: cpu {cpu[n]:>9,.0f} objects/s ({cpu[n] / cpu[1]:.2f}x of 1)"
+                f"   server {served[n]:>10,.0f} objects/s served ({served[n] / served[1]:.2f}x"
+                f" of 1)   ceiling {ceiling[n]:.2f}x"
+            )
         for mode in modes:
             print(f"sharding, {mode} routing: {count:,} ConfigMaps, a replica per process")
             floor: dict[str, float] = {}
@@ -186,7 +337,8 @@ def main() -> None:
                     floor = {"rate": rate, "cache": cache}
                 speed, share = rate / floor["rate"], cache / floor["cache"]
                 print(
-                    f"  {shards} replica(s): {rate:>9,.0f} reconciles/s ({speed:.2f}x of 1)"
+                    f"  {shards} replica(s): {rate:>9,.0f} reconciles/s ({speed:.2f}x of 1,"
+                    f" ceiling {ceiling[shards]:.2f}x, {speed / ceiling[shards]:.0%} of floor)"
                     f"   reconciled {total:,}   RSS growth per replica {cache / 1024:7.1f} MiB"
                     f" ({share:.2f}x of 1; 1/N = {1 / shards:.2f})"
                 )
@@ -197,5 +349,9 @@ def main() -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--replica":
         replica(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--cpu-work":
+        cpu_work(int(sys.argv[2]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--list-loop":
+        list_loop(sys.argv[2], float(sys.argv[3]))
     else:
         main()
