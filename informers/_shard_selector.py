@@ -6,6 +6,7 @@ on, can use it. Read the documentation there; import it from there.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -38,12 +39,15 @@ _FNV_PRIME = 0x100000001B3
 _MASK = HASH_SPACE - 1
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def fnv1a_64(text: str) -> int:
     """64-bit FNV-1a of the UTF-8 bytes of ``text``: the hash the server
-    computes for a shard selector (Go's ``hash/fnv.New64a``). Pure."""
-    h = _FNV_OFFSET
+    computes for a shard selector (Go's ``hash/fnv.New64a``). Pure; the
+    latest results are cached (a uid never changes, and every list and
+    watch event hashes it again). Thread-safe."""
+    h, prime, mask = _FNV_OFFSET, _FNV_PRIME, _MASK
     for byte in text.encode("utf-8", "surrogatepass"):
-        h = ((h ^ byte) * _FNV_PRIME) & _MASK
+        h = ((h ^ byte) * prime) & mask
     return h
 
 

@@ -403,11 +403,15 @@ class _ShardFiltering:
         return selector
 
     def filter_list(self, text: str, parsed: dict[str, Any]) -> None:
-        """Keep the items of list ``parsed`` that ``text`` selects; warn once
-        when the server did not apply it itself."""
+        """Keep the items of list ``parsed`` that ``text`` selects, unless
+        the server says it applied that selector (``metadata.shardInfo``);
+        warn once when the server did not apply one."""
         selector = self.parse(text)
         meta = parsed.get("metadata")
-        if not (isinstance(meta, dict) and isinstance(meta.get(SHARD_INFO_FIELD), dict)):
+        info = meta.get(SHARD_INFO_FIELD) if isinstance(meta, dict) else None
+        if isinstance(info, dict) and info.get("selector") == text:
+            return  # the server applied this very selector
+        if not isinstance(info, dict):
             with self._lock:
                 warn, self._warned = not self._warned, True
             if warn:
