@@ -348,13 +348,13 @@ def main() -> None:
                 )
                 for r in b["results"]:
                     print(f"      {r['shard']}: {r['reconciled']:,} in {r['seconds']:.2f} s")
-        print(
-            "floor rates of the best runs (objects/s): "
-            + ", ".join(
-                f"N={n}: cpu {best[n]['cpu']:,.0f}, server {best[n]['served']:,.0f}"
-                for n in REPLICAS
+            print(
+                f"  floor rates before the {mode} runs, best (objects/s): "
+                + ", ".join(
+                    f"N={n}: cpu {best[n]['cpu']:,.0f}, server {best[n]['served']:,.0f}"
+                    for n in REPLICAS
+                )
             )
-        )
 
 
 if __name__ == "__main__":
