@@ -254,9 +254,10 @@ class HTTPListerWatcher:
     server with the ``ShardedListAndWatch`` gate sends only the objects of
     that shard. A server without it ignores the parameter and sends
     everything, so the lister-watcher also applies the selector itself to
-    every list item and watch event (a shard's view is the same either
-    way; only the traffic differs) and logs one WARNING when a list comes
-    back without ``metadata.shardInfo``. A malformed selector raises
+    every watch event and to every list whose ``metadata.shardInfo`` does
+    not echo it (a shard's view is the same either way; only the traffic
+    differs), and logs one WARNING when a list comes back without
+    ``shardInfo``. A malformed selector raises
     :class:`~informers.errors.SelectorParseError` (from the constructor, or
     from the request whose tweak set it). The client
     read timeout of a watch is its server timeout plus ``read_timeout_margin``

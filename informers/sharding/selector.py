@@ -35,10 +35,8 @@ Everything here is pure and immutable; share it freely between threads.
 
 from __future__ import annotations
 
+from informers import _shard_selector
 from informers._shard_selector import (
-    HASH_SPACE,
-    SHARD_FIELDS,
-    SHARD_INFO_FIELD,
     ShardRange,
     ShardSelector,
     even_shard_range,
@@ -46,6 +44,15 @@ from informers._shard_selector import (
     fnv1a_64,
 )
 from informers.sharding.ring import HashRing
+
+#: The size of the hash space, 2**64; ranges lie within ``[0, HASH_SPACE]``.
+HASH_SPACE = _shard_selector.HASH_SPACE
+
+#: The fields a shard selector may hash, as the selector names them.
+SHARD_FIELDS = _shard_selector.SHARD_FIELDS
+
+#: The list metadata field in which a server that honours a selector echoes it.
+SHARD_INFO_FIELD = _shard_selector.SHARD_INFO_FIELD
 
 __all__ = [
     "HASH_SPACE",

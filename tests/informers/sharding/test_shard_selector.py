@@ -364,13 +364,20 @@ class Seen:
 
         return ResourceEventHandlerFuncs(add_func=add, update_func=update, delete_func=delete)
 
-    def wait_for(self, names: set[str], timeout: float = 20.0) -> bool:
+    def wait_for(self, names: set[str], timeout: float = 30.0) -> bool:
         def exactly() -> bool:
             union = set().union(*self.held)
             return union == names and sum(len(h) for h in self.held) == len(names)
 
         with self._cond:
             return self._cond.wait_for(exactly, timeout)
+
+    def describe(self, names: set[str]) -> str:
+        """What differs from ``names``, for a failure message."""
+        with self._cond:
+            union = set().union(*self.held)
+            sizes = [len(h) for h in self.held]
+        return f"missing {sorted(names - union)}, extra {sorted(union - names)}, sizes {sizes}"
 
 
 def _start_shards(
@@ -420,7 +427,7 @@ def test_disjoint_shards_see_every_object_exactly_once(
     server.create_many(CONFIGMAPS, (_configmap(n) for n in sorted(names)))
     informers, clients, seen = _start_shards(server, 3, watch_list=watch_list)
     try:
-        assert seen.wait_for(names)
+        assert seen.wait_for(names), seen.describe(names)
         # the caches partition the objects too
         cached = [{o["metadata"]["name"] for o in inf.get_store().list()} for inf in informers]
         assert set().union(*cached) == names
@@ -436,7 +443,7 @@ def test_disjoint_shards_see_every_object_exactly_once(
         for name in sorted(names)[-10:]:
             server.delete(CONFIGMAPS, name, namespace="default")
             names.discard(name)
-        assert seen.wait_for(names)
+        assert seen.wait_for(names), seen.describe(names)
         # relists: while the watches send nothing, objects change and the
         # history is compacted past them; then every watch is dropped, so
         # each reflector's resumed watch gets 410 Expired and it lists again
@@ -451,7 +458,7 @@ def test_disjoint_shards_see_every_object_exactly_once(
         server.compact()
         server.drop_watches()
         server.stall_watches(0)
-        assert seen.wait_for(names)
+        assert seen.wait_for(names), seen.describe(names)
         assert all(
             inf.last_sync_resource_version() != rv
             for inf, rv in zip(informers, synced_at, strict=True)
