@@ -36,12 +36,14 @@ For compatibility this module also re-exports what used to live here:
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from informers import _json
+from informers._shard_selector import SHARD_INFO_FIELD, ShardSelector
 from informers.discovery import discover_resource
 from informers.errors import WatchDecodeError, error_from_status, is_connection_refused
 from informers.resources import Resource
@@ -67,6 +69,8 @@ __all__ = [
     "is_connection_refused",
 ]
 
+log = logging.getLogger(__name__)
+
 #: Seconds added to the server-side ``timeoutSeconds`` for the client read timeout.
 READ_TIMEOUT_MARGIN = 30.0
 
@@ -80,6 +84,8 @@ class ListOptions:
 
     label_selector: str = ""
     field_selector: str = ""
+    #: KEP-5866 ``shardSelector`` (alpha; see :mod:`informers.sharding.selector`).
+    shard_selector: str = ""
     limit: int = 0
     continue_token: str = ""
     resource_version: str | None = None
@@ -97,6 +103,8 @@ class ListOptions:
             q.append(("labelSelector", self.label_selector))
         if self.field_selector:
             q.append(("fieldSelector", self.field_selector))
+        if self.shard_selector:
+            q.append(("shardSelector", self.shard_selector))
         if self.limit:
             q.append(("limit", str(self.limit)))
         if self.continue_token:
@@ -239,7 +247,19 @@ class HTTPListerWatcher:
     ownership and closes it), or any :class:`~informers.transport.Transport`.
     ``namespace=None`` watches all namespaces. The selectors
     apply to every request; ``tweak_list_options`` may adjust the options of
-    every request last (as client-go's ``TweakListOptionsFunc``). The client
+    every request last (as client-go's ``TweakListOptionsFunc``).
+
+    ``shard_selector`` (or a ``shard_selector`` set by the tweak) is sent as
+    the ``shardSelector`` of server-side sharding (KEP-5866, alpha): a
+    server with the ``ShardedListAndWatch`` gate sends only the objects of
+    that shard. A server without it ignores the parameter and sends
+    everything, so the lister-watcher also applies the selector itself to
+    every watch event and to every list whose ``metadata.shardInfo`` does
+    not echo it (a shard's view is the same either way; only the traffic
+    differs), and logs one WARNING when a list comes back without
+    ``shardInfo``. A malformed selector raises
+    :class:`~informers.errors.SelectorParseError` (from the constructor, or
+    from the request whose tweak set it). The client
     read timeout of a watch is its server timeout plus ``read_timeout_margin``
     seconds, so a stalled stream is abandoned.
 
@@ -258,6 +278,7 @@ class HTTPListerWatcher:
         *,
         label_selector: str = "",
         field_selector: str = "",
+        shard_selector: str = "",
         tweak_list_options: Callable[[ListOptions], ListOptions] | None = None,
         read_timeout_margin: float = READ_TIMEOUT_MARGIN,
     ) -> None:
@@ -267,6 +288,12 @@ class HTTPListerWatcher:
         self.namespace = namespace
         self._label_selector = label_selector
         self._field_selector = field_selector
+        self._shard_selector = shard_selector
+        # What the shard selectors seen parse to, and whether the server was
+        # seen ignoring one (shared with the abortable() copies):
+        self._shards = _ShardFiltering(str(resource))
+        if shard_selector:
+            self._shards.parse(shard_selector)  # a malformed one fails here
         self._tweak = tweak_list_options
         self._path = resource.collection_path(namespace)
         self._aborter: RequestAborter | None = None
@@ -301,6 +328,8 @@ class HTTPListerWatcher:
             options = replace(options, label_selector=self._label_selector)
         if self._field_selector and not options.field_selector:
             options = replace(options, field_selector=self._field_selector)
+        if self._shard_selector and not options.shard_selector:
+            options = replace(options, shard_selector=self._shard_selector)
         if self._tweak is not None:
             options = self._tweak(options)
         return options
@@ -326,6 +355,8 @@ class HTTPListerWatcher:
             parsed["items"] = []
         elif not isinstance(parsed["items"], list):
             raise WatchDecodeError(f"{self.resource}: list response items are not a list")
+        if options.shard_selector:
+            self._shards.filter_list(options.shard_selector, parsed)
         return parsed
 
     def watch(self, options: ListOptions) -> WatchStream:
@@ -342,4 +373,78 @@ class HTTPListerWatcher:
             read_timeout=timeout,
             aborter=self._aborter,
         )
-        return _HTTPWatchStream(response, str(self.resource))
+        stream = _HTTPWatchStream(response, str(self.resource))
+        if options.shard_selector:
+            return _ShardFilteredStream(stream, self._shards.parse(options.shard_selector))
+        return stream
+
+
+class _ShardFiltering:
+    """The client-side half of a shard selector, shared by a lister-watcher
+    and its :meth:`HTTPListerWatcher.abortable` copies. Thread-safe."""
+
+    def __init__(self, description: str) -> None:
+        self._description = description
+        self._lock = threading.Lock()
+        # Guarded by _lock:
+        self._parsed: dict[str, ShardSelector] = {}  # by selector text
+        self._warned = False  # the server was seen ignoring a selector
+
+    def parse(self, text: str) -> ShardSelector:
+        """The :class:`~informers.sharding.selector.ShardSelector` of
+        ``text`` (:class:`~informers.errors.SelectorParseError` if malformed)."""
+        with self._lock:
+            selector = self._parsed.get(text)
+        if selector is None:
+            selector = ShardSelector.parse(text)
+            with self._lock:
+                if len(self._parsed) >= 16:  # a tweak that changes it each time
+                    self._parsed.clear()
+                self._parsed[text] = selector
+        return selector
+
+    def filter_list(self, text: str, parsed: dict[str, Any]) -> None:
+        """Keep the items of list ``parsed`` that ``text`` selects, unless
+        the server says it applied that selector (``metadata.shardInfo``);
+        warn once when the server did not apply one."""
+        selector = self.parse(text)
+        meta = parsed.get("metadata")
+        info = meta.get(SHARD_INFO_FIELD) if isinstance(meta, dict) else None
+        if isinstance(info, dict) and info.get("selector") == text:
+            return  # the server applied this very selector
+        if not isinstance(info, dict):
+            with self._lock:
+                warn, self._warned = not self._warned, True
+            if warn:
+                log.warning(
+                    "%s: the server ignored shardSelector (no metadata.shardInfo; is the "
+                    "ShardedListAndWatch feature gate off?): filtering on the client",
+                    self._description,
+                )
+        matches = selector.matches
+        parsed["items"] = [
+            item for item in parsed["items"] if isinstance(item, dict) and matches(item)
+        ]
+
+
+class _ShardFilteredStream:
+    """A watch stream without the object events a shard selector leaves out
+    (bookmarks and errors pass). Thread-safety as the stream it wraps."""
+
+    def __init__(self, stream: WatchStream, selector: ShardSelector) -> None:
+        self._stream = stream
+        self._matches: Callable[[Any], bool] = selector.matches
+
+    def stop(self) -> None:
+        self._stream.stop()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        matches = self._matches
+        for event in self._stream:
+            obj = event.get("object")
+            if event.get("type") in _OBJECT_EVENTS and isinstance(obj, dict) and not matches(obj):
+                continue
+            yield event
+
+
+_OBJECT_EVENTS = frozenset(("ADDED", "MODIFIED", "DELETED"))

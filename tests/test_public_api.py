@@ -502,3 +502,24 @@ def test_informers_compact_all_is_pinned() -> None:
     assert len(informers.compact.__all__) == len(set(informers.compact.__all__))
     for name in informers.compact.__all__:
         assert getattr(informers.compact, name) is not None, name
+
+SHARDING_SELECTOR_ALL = {
+    "HASH_SPACE",
+    "SHARD_FIELDS",
+    "SHARD_INFO_FIELD",
+    "ShardRange",
+    "ShardSelector",
+    "even_shard_range",
+    "even_shard_selector",
+    "fnv1a_64",
+    "ring_shard_selector",
+}
+
+
+def test_sharding_selector_all_is_pinned() -> None:
+    selector = importlib.import_module("informers.sharding.selector")
+    names = selector.__all__
+    assert set(names) == SHARDING_SELECTOR_ALL
+    assert len(names) == len(set(names)), "duplicate names in __all__"
+    for name in names:
+        assert getattr(selector, name) is not None, name

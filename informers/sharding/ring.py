@@ -34,6 +34,8 @@ __all__ = ["DEFAULT_VIRTUAL_NODES", "HashRing", "ring_key", "stable_hash"]
 #: Points per shard on the ring.
 DEFAULT_VIRTUAL_NODES = 128
 
+_SPACE = 1 << 64  # the hash space, [0, 2**64)
+
 
 def stable_hash(text: str) -> int:
     """The ring's 64-bit hash of ``text`` (BLAKE2b, 8-byte digest, big-endian).
@@ -95,10 +97,42 @@ class HashRing:
 
     def shard_for(self, key: str) -> str | None:
         """The shard that owns ``key`` (``None`` on an empty ring)."""
+        return self.shard_for_hash(stable_hash(key))
+
+    def shard_for_hash(self, value: int) -> str | None:
+        """The shard that owns the 64-bit hash ``value``: the owner of the
+        first point at or after it, wrapping around (``None`` on an empty
+        ring)."""
         if not self._hashes:
             return None
-        index = bisect.bisect_left(self._hashes, stable_hash(key))
+        index = bisect.bisect_left(self._hashes, value)
         return self._owners[index if index < len(self._owners) else 0]
+
+    def ranges(self, shard: str) -> tuple[tuple[int, int], ...]:
+        """The half-open hash ranges ``[start, end)`` of ``[0, 2**64)`` that
+        ``shard`` owns (:meth:`shard_for_hash`), sorted, adjacent ones
+        merged; empty when it is not on the ring. The ranges of all shards
+        tile the space: what a server-side ``shardSelector`` needs
+        (:func:`~informers.sharding.selector.ring_shard_selector`)."""
+        if shard not in self._shards:
+            return ()
+        out: list[tuple[int, int]] = []
+        previous_end = 0  # keys in [previous_end, point + 1) go to the point
+        for point, owner in zip(self._hashes, self._owners, strict=True):
+            start, end = previous_end, point + 1
+            previous_end = max(previous_end, end)
+            if owner != shard or start >= end:
+                continue  # not ours, or a point equal to the one before
+            if out and out[-1][1] == start:
+                out[-1] = (out[-1][0], end)
+            else:
+                out.append((start, end))
+        if self._owners[0] == shard and previous_end < _SPACE:  # the wrap-around
+            if out and out[-1][1] == previous_end:
+                out[-1] = (out[-1][0], _SPACE)
+            else:
+                out.append((previous_end, _SPACE))
+        return tuple(out)
 
     def with_shard(self, shard: str) -> HashRing:
         """This ring plus ``shard``."""

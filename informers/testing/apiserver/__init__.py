@@ -97,6 +97,17 @@ class ApiServer:
             server-side :class:`ssl.SSLContext` (then :meth:`configuration`
             cannot know the CA: clients verify against the system's CAs unless
             told otherwise). None (the default) serves plain HTTP.
+        sharded_list_and_watch: serve ``shardSelector`` on list and watch
+            (server-side sharding, KEP-5866: alpha in Kubernetes 1.36 behind
+            the ``ShardedListAndWatch`` feature gate, off by default). Off,
+            the parameter is ignored, as by a server without the gate: every
+            object is sent and no list carries ``metadata.shardInfo``. On,
+            only the objects whose hash falls in the selector's ranges are
+            listed and watched, each list echoes the selector in
+            ``metadata.shardInfo.selector``, and a malformed selector is
+            answered with 400 BadRequest (see
+            :mod:`informers.sharding.selector`). Also settable later
+            (:attr:`sharded_list_and_watch`).
         tokens: bearer token → user name. None (the default) turns
             authentication off, as before; otherwise every request needs one
             of the tokens (401 Unauthorized without), and :meth:`api_client`
@@ -124,6 +135,7 @@ class ApiServer:
         tls: TLSConfig | ssl.SSLContext | None = None,
         tokens: Mapping[str, str] | None = None,
         authorizer: Authorizer | None = None,
+        sharded_list_and_watch: bool = False,
     ) -> None:
         self._host = host
         self._port = port
@@ -151,6 +163,7 @@ class ApiServer:
             rv_wait_seconds=rv_wait_seconds,
             heartbeat=heartbeat,
         )
+        self._settings.sharded_list_and_watch = bool(sharded_list_and_watch)
         self._faults = FaultState()
         self._lock = threading.Lock()  # guards _http and _thread
         self._stopping = threading.Event()
@@ -490,6 +503,17 @@ class ApiServer:
         if mode not in _WATCH_LIST_MODES:
             raise ValueError(f"watch_list_mode must be one of {_WATCH_LIST_MODES}, not {mode!r}")
         self._settings.watch_list_mode = mode
+
+    @property
+    def sharded_list_and_watch(self) -> bool:
+        """Whether ``shardSelector`` is honoured (the ``ShardedListAndWatch``
+        feature gate, alpha; see the constructor). Applies to requests made
+        afterwards; an open watch keeps the filter it started with."""
+        return self._settings.sharded_list_and_watch
+
+    @sharded_list_and_watch.setter
+    def sharded_list_and_watch(self, enabled: bool) -> None:
+        self._settings.sharded_list_and_watch = bool(enabled)
 
     @property
     def watch_buffer_size(self) -> int:

@@ -29,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 from typing import Any, Protocol
 
+from informers._shard_selector import SHARD_INFO_FIELD, ShardSelector
 from informers.errors import SelectorParseError
 from informers.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
 from informers.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
@@ -189,6 +190,8 @@ class Settings:
         self.heartbeat = heartbeat
         self.list_latency = 0.0
         self.watch_list_mode = "on"
+        #: The ShardedListAndWatch feature gate: serve ``shardSelector``.
+        self.sharded_list_and_watch = False
         #: How long before a watch's deadline the last bookmark goes out.
         self.deadline_bookmark = 2.0
         #: Deletions wait for controllers (see ``ApiServer.deletion_lifecycle``).
@@ -416,6 +419,30 @@ def build_predicate(
         return fields is None or fields.matches(object_fields(obj, plural))
 
     return predicate
+
+
+def shard_predicate(text: str | None, enabled: bool) -> ShardSelector | None:
+    """The parsed ``shardSelector`` of a list or watch: None when absent or
+    when the feature is off (a server without the ShardedListAndWatch gate
+    ignores the parameter); 400 BadRequest when malformed, as the real
+    server answers a ListOptions it cannot convert."""
+    if not enabled or not text:
+        return None
+    try:
+        return ShardSelector.parse(text)
+    except SelectorParseError as exc:
+        raise _status.bad_request(str(exc)) from None
+
+
+def with_shard(predicate: Predicate | None, selector: ShardSelector | None) -> Predicate | None:
+    """``predicate`` narrowed to the objects ``selector`` matches."""
+    if selector is None:
+        return predicate
+    matches = selector.matches
+    if predicate is None:
+        return matches
+    inner = predicate
+    return lambda obj: matches(obj) and inner(obj)
 
 
 def _bookmark_line(resource: Resource, rv: int, initial_end: bool = False) -> bytes:
@@ -1083,6 +1110,9 @@ class Handler(BaseHTTPRequestHandler):
         predicate = build_predicate(
             resource, request.param("labelSelector"), request.param("fieldSelector")
         )
+        shard_text = request.param("shardSelector")
+        shard = shard_predicate(shard_text, settings.sharded_list_and_watch)
+        predicate = with_shard(predicate, shard)
         if settings.list_latency > 0:
             self.server.stopping.wait(settings.list_latency)
         start_after: str | None = None
@@ -1119,6 +1149,8 @@ class Handler(BaseHTTPRequestHandler):
             metadata["continue"] = result.continue_token
             if result.remaining is not None:
                 metadata["remainingItemCount"] = result.remaining
+        if shard is not None:
+            metadata[SHARD_INFO_FIELD] = {"selector": shard_text}
         table = self._wants_table()
         if table is not None:
             document = table.to_table(
@@ -1180,6 +1212,10 @@ class Handler(BaseHTTPRequestHandler):
         timeout = request.integer("timeoutSeconds")
         predicate = build_predicate(
             resource, request.param("labelSelector"), request.param("fieldSelector")
+        )
+        predicate = with_shard(
+            predicate,
+            shard_predicate(request.param("shardSelector"), settings.sharded_list_and_watch),
         )
         table = self._wants_table()
         include_object = _include_object(request) if table is not None else ""
