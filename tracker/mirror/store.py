@@ -166,6 +166,7 @@ class MirrorStore:
         )
         self._lock = threading.Lock()
         self._writes = 0  # guarded by _lock: rows inserted, updated or deleted
+        self._transactions = 0  # guarded by _lock: write transactions committed
         self._ensure_schema()
 
     def __repr__(self) -> str:
@@ -441,10 +442,19 @@ class MirrorStore:
         with self._lock:
             return self._writes
 
+    @property
+    def transactions(self) -> int:
+        """Write transactions committed by this store so far: one per
+        :meth:`sync`, :meth:`delete`, :meth:`apply` (a whole batch) and
+        :meth:`set_resource_version`. Reads and the schema's preparation are
+        not counted, nor transactions that failed (rolled back)."""
+        with self._lock:
+            return self._transactions
+
     def _count(self, written: int) -> None:
-        if written:
-            with self._lock:
-                self._writes += written
+        with self._lock:
+            self._writes += written
+            self._transactions += 1
 
     def sync(self, obj: Any) -> bool:
         """Store ``obj`` (one transaction: the upsert, and the removal of
@@ -542,6 +552,7 @@ class MirrorStore:
         the batch's writes)."""
         with self.database.transaction(f"recording the state of {self.table_name}") as conn:
             self._set_rv_locked(conn, str(resource_version))
+        self._count(0)
 
     # ------------------------------------------------------------ reading
 
