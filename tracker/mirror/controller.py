@@ -228,7 +228,23 @@ class MirrorSyncer:
     def sources(self, factory: SharedInformerFactory) -> Sequence[Any]:
         """The kind's :class:`~tracker.mirror.relist.RelistSource` (relists
         written in batches; initial objects whose row already matches are
-        skipped), then an informer source per parent kind."""
+        skipped), then an informer source per parent kind. Takes the row
+        snapshot (:meth:`take_snapshot`)."""
+        self.take_snapshot()
+        own = RelistSource(
+            factory.for_resource(self.resource), self, name=f"informer {self.resource}"
+        )
+        parents = [
+            InformerSource(
+                factory.for_resource(resource), map_func=map_func, name=f"parent {resource}"
+            )
+            for resource, map_func in self.parents
+        ]
+        return [own, *parents]
+
+    def take_snapshot(self) -> None:
+        """Snapshot the rows, for :meth:`needs_sync` to compare the initial
+        list with (a database failure is logged: every object is written)."""
         try:
             snapshot = self.store.rows()
         except MirrorDatabaseError as error:
@@ -240,16 +256,6 @@ class MirrorSyncer:
             snapshot = {}
         with self._lock:
             self._snapshot = snapshot
-        own = RelistSource(
-            factory.for_resource(self.resource), self, name=f"informer {self.resource}"
-        )
-        parents = [
-            InformerSource(
-                factory.for_resource(resource), map_func=map_func, name=f"parent {resource}"
-            )
-            for resource, map_func in self.parents
-        ]
-        return [own, *parents]
 
     def needs_sync(self, obj: Any) -> bool:
         """For an added object: false only when the snapshot's row of its uid

@@ -69,6 +69,9 @@ log = logging.getLogger(__name__)
 
 #: Rows read per round trip when filling a new column from the stored objects.
 BACKFILL_CHUNK = 1000
+#: Keys per statement when a batch removes earlier incarnations (three bound
+#: values each: well under SQLite's limit of 32,766).
+STALE_CHUNK = 1000
 
 _SQL_TYPES: dict[str, Any] = {
     "text": sa.Text,
@@ -164,6 +167,8 @@ class MirrorStore:
             t.c.name == sa.bindparam("k_name"),
             t.c.uid != sa.bindparam("k_uid"),
         )
+        # Built on first use, then never changed: the upsert as driver SQL.
+        self._driver_upsert: _DriverStatement | None = None
         self._lock = threading.Lock()
         self._writes = 0  # guarded by _lock: rows inserted, updated or deleted
         self._transactions = 0  # guarded by _lock: write transactions committed
@@ -511,12 +516,8 @@ class MirrorStore:
                 if kind == "sync":
                     latest = {(v["namespace"], v["name"]): v for v in run}
                     rows = list(latest.values())
-                    written += max(conn.execute(self._upsert, rows).rowcount, 0)
-                    stale = [
-                        {"k_namespace": v["namespace"], "k_name": v["name"], "k_uid": v["uid"]}
-                        for v in rows
-                    ]
-                    written += max(conn.execute(self._delete_stale, stale).rowcount, 0)
+                    written += self._upsert_many(conn, rows)
+                    written += self._delete_stale_many(conn, rows)
                 else:
                     params = [{"k_namespace": k.namespace, "k_name": k.name} for k in run]
                     written += max(conn.execute(self._delete_key, params).rowcount, 0)
@@ -525,6 +526,53 @@ class MirrorStore:
         self._count(written)
         log.debug("mirror: batch on %s: %d ops, %d rows written", self.resource, len(ops), written)
         return written
+
+    def _upsert_many(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> int:
+        """The upsert of many rows in one ``executemany``, straight through
+        the driver: the statement is compiled once for the dialect and each
+        value goes through its column type's own bind processor (what
+        SQLAlchemy would do, without its per-row parameter bookkeeping).
+        Returns the rows written."""
+        driver = self._driver_upsert
+        if driver is None:
+            driver = self._driver_upsert = _DriverStatement(self._upsert, self.table, conn)
+        return max(conn.exec_driver_sql(driver.sql, driver.params(rows)).rowcount, 0)
+
+    def _delete_stale_many(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Remove the rows of the keys of ``rows`` whose UID is not the one
+        given (earlier incarnations of recreated objects), in few statements
+        that find them through the keys' index. PostgreSQL: one ``DELETE ...
+        USING`` a join with the keys and UIDs passed as three arrays. SQLite:
+        :data:`STALE_CHUNK` keys per ``DELETE ... WHERE (namespace, name) IN
+        (...) AND uid NOT IN (...)`` (a UID names one object, so a row of one
+        of these keys with a UID outside the list is an earlier incarnation).
+        Returns the rows removed."""
+        t = self.table
+        if self.database.dialect == "postgresql":
+            prep = conn.dialect.identifier_preparer
+            statement = sa.text(
+                f"DELETE FROM {prep.quote(self.table_name)} AS t USING "
+                "(SELECT unnest(CAST(:k_namespaces AS text[])) AS namespace, "
+                "unnest(CAST(:k_names AS text[])) AS name, "
+                "unnest(CAST(:k_uids AS text[])) AS uid) AS k "
+                "WHERE t.namespace = k.namespace AND t.name = k.name AND t.uid <> k.uid"
+            )
+            params = {
+                "k_namespaces": [v["namespace"] for v in rows],
+                "k_names": [v["name"] for v in rows],
+                "k_uids": [v["uid"] for v in rows],
+            }
+            return max(conn.execute(statement, params).rowcount, 0)
+        removed = 0
+        for start in range(0, len(rows), STALE_CHUNK):
+            chunk = rows[start : start + STALE_CHUNK]
+            keys = [(v["namespace"], v["name"]) for v in chunk]
+            statement = t.delete().where(
+                sa.tuple_(t.c.namespace, t.c.name).in_(keys),
+                t.c.uid.not_in([v["uid"] for v in chunk]),
+            )
+            removed += max(conn.execute(statement).rowcount, 0)
+        return removed
 
     # ----------------------------------------------------------- the state
 
@@ -652,6 +700,30 @@ class MirrorBatch:
             self.written = self.store.apply(self)
         else:
             self.take()
+
+
+class _DriverStatement:
+    """A statement compiled once for a connection's dialect, with the bind
+    processor of each column: :meth:`params` turns row mappings into what the
+    driver's ``executemany`` takes (tuples for a positional paramstyle,
+    mappings otherwise)."""
+
+    def __init__(self, statement: Any, table: sa.Table, conn: Connection) -> None:
+        dialect = conn.dialect
+        compiled = statement.compile(dialect=dialect)
+        self.sql: str = compiled.string
+        self.positional = compiled.positiontup is not None
+        names = list(compiled.positiontup or compiled.binds)
+        processors = {
+            c.name: c.type.dialect_impl(dialect).bind_processor(dialect) for c in table.columns
+        }
+        self.fields = [(name, processors.get(name)) for name in names]
+
+    def params(self, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
+        fields = self.fields
+        if self.positional:
+            return [tuple(v[n] if f is None else f(v[n]) for n, f in fields) for v in rows]
+        return [{n: v[n] if f is None else f(v[n]) for n, f in fields} for v in rows]
 
 
 def _runs(ops: Sequence[tuple[str, Any]]) -> Iterator[tuple[str, list[Any]]]:
