@@ -567,11 +567,11 @@ class MirrorStore:
         for start in range(0, len(rows), STALE_CHUNK):
             chunk = rows[start : start + STALE_CHUNK]
             keys = [(v["namespace"], v["name"]) for v in chunk]
-            statement = t.delete().where(
+            chunked = t.delete().where(
                 sa.tuple_(t.c.namespace, t.c.name).in_(keys),
                 t.c.uid.not_in([v["uid"] for v in chunk]),
             )
-            removed += max(conn.execute(statement).rowcount, 0)
+            removed += max(conn.execute(chunked).rowcount, 0)
         return removed
 
     # ----------------------------------------------------------- the state
