@@ -49,7 +49,7 @@ from sqlalchemy.engine import Connection
 
 from informers.resources import Resource
 from tracker.errors import InvalidObjectError, MirrorConfigError, SchemaMismatchError
-from tracker.mirror.database import MirrorDatabase, json_type
+from tracker.mirror.database import MirrorDatabase, json_dumps, json_type
 from tracker.mirror.schema import (
     BUILTIN_COLUMNS,
     Column,
@@ -69,9 +69,6 @@ log = logging.getLogger(__name__)
 
 #: Rows read per round trip when filling a new column from the stored objects.
 BACKFILL_CHUNK = 1000
-#: Keys per statement when a batch removes earlier incarnations (three bound
-#: values each: well under SQLite's limit of 32,766).
-STALE_CHUNK = 1000
 
 _SQL_TYPES: dict[str, Any] = {
     "text": sa.Text,
@@ -541,13 +538,10 @@ class MirrorStore:
     def _delete_stale_many(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> int:
         """Remove the rows of the keys of ``rows`` whose UID is not the one
         given (earlier incarnations of recreated objects), in few statements
-        that find them through the keys' index. PostgreSQL: one ``DELETE ...
-        USING`` a join with the keys and UIDs passed as three arrays. SQLite:
-        :data:`STALE_CHUNK` keys per ``DELETE ... WHERE (namespace, name) IN
-        (...) AND uid NOT IN (...)`` (a UID names one object, so a row of one
-        of these keys with a UID outside the list is an earlier incarnation).
-        Returns the rows removed."""
-        t = self.table
+        that find them through the keys' index: one ``DELETE`` joining the
+        table with the batch's ``(namespace, name, uid)`` triples, passed as
+        one parameter -- three arrays unnested on PostgreSQL, a JSON array
+        read by ``json_each`` on SQLite. Returns the rows removed."""
         if self.database.dialect == "postgresql":
             prep = conn.dialect.identifier_preparer
             statement = sa.text(
@@ -563,16 +557,16 @@ class MirrorStore:
                 "k_uids": [v["uid"] for v in rows],
             }
             return max(conn.execute(statement, params).rowcount, 0)
-        removed = 0
-        for start in range(0, len(rows), STALE_CHUNK):
-            chunk = rows[start : start + STALE_CHUNK]
-            keys = [(v["namespace"], v["name"]) for v in chunk]
-            chunked = t.delete().where(
-                sa.tuple_(t.c.namespace, t.c.name).in_(keys),
-                t.c.uid.not_in([v["uid"] for v in chunk]),
-            )
-            removed += max(conn.execute(chunked).rowcount, 0)
-        return removed
+        table = conn.dialect.identifier_preparer.quote(self.table_name)
+        statement = sa.text(
+            f"DELETE FROM {table} WHERE rowid IN (SELECT t.rowid FROM "
+            f"json_each(:k_keys) AS k JOIN {table} AS t "
+            "ON t.namespace = json_extract(k.value, '$[0]') "
+            "AND t.name = json_extract(k.value, '$[1]') "
+            "AND t.uid <> json_extract(k.value, '$[2]'))"
+        )
+        keys = json_dumps([[v["namespace"], v["name"], v["uid"]] for v in rows])
+        return max(conn.execute(statement, {"k_keys": keys}).rowcount, 0)
 
     # ----------------------------------------------------------- the state
 
