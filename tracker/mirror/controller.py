@@ -303,7 +303,11 @@ class MirrorSyncer:
         was written, a :class:`~informers.runtime.TerminalError` for an
         object that can never be stored (left out of the transaction), or the
         :class:`~tracker.errors.MirrorDatabaseError` of a failed transaction
-        (then nothing of it was written)."""
+        (then nothing of it was written). When the database refused the
+        transaction (an error that is not
+        :attr:`~tracker.errors.MirrorDatabaseError.retryable`), each change is
+        tried again alone, so that only the change at fault fails; the
+        resourceVersion is then not recorded."""
         outcomes: list[BaseException | None] = [None] * len(changes)
         batch = self.store.batch()
         for index, (key, obj) in enumerate(changes):
@@ -320,7 +324,19 @@ class MirrorSyncer:
         try:
             self.store.apply(batch)
         except MirrorDatabaseError as error:
-            return [error if outcome is None else outcome for outcome in outcomes]
+            written = [i for i, outcome in enumerate(outcomes) if outcome is None]
+            if error.retryable or len(written) < 2:
+                return [error if outcome is None else outcome for outcome in outcomes]
+            # Refused, not unreachable: one change may be at fault. Each is
+            # tried alone, so one bad row does not hold back the others.
+            log.warning(
+                "mirror %s: a batch of %d change(s) was refused (%s); writing each alone",
+                self.resource,
+                len(written),
+                error,
+            )
+            for index in written:
+                outcomes[index] = self.write([changes[index]])[0]
         return outcomes
 
     def _as_read(self, obj: dict[str, Any] | None) -> dict[str, Any] | None:
