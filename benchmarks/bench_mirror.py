@@ -263,7 +263,7 @@ def bench_end_to_end(target: Target, n: int) -> None:
         try:
             with target.fresh() as db:
                 store = db.store(PODS, COLUMNS)
-                sc = mirror_controller(store, client, factory, diff_every=3600.0)
+                sc = mirror_controller(store, client, factory, diff_every=3600.0, sync_timeout=None)
                 start = time.perf_counter()
                 sc.start()
                 elapsed = time.perf_counter() - start

@@ -63,6 +63,7 @@ __all__ = [
     "BURST_BATCH",
     "DIFF_EVERY",
     "DIFF_JITTER",
+    "INITIAL_SYNC_TIMEOUT",
     "RELIST_BATCH",
     "WORKERS",
     "MirrorSyncer",
@@ -83,6 +84,10 @@ WORKERS = 4
 #: The most operations (row upserts and deletions) in one transaction of a
 #: relist; a relist of N changes takes ``ceil(N / RELIST_BATCH)`` transactions.
 RELIST_BATCH = 5000
+#: Seconds :func:`mirror_controller`'s start waits for each source: the
+#: initial list is written before the informer's source has synced (about a
+#: minute per 100k pods on a busy machine, see the mirror guide).
+INITIAL_SYNC_TIMEOUT = 600.0
 #: The most requests one worker takes from the queue at once (each is read
 #: live, then all are written in one transaction).
 BURST_BATCH = 100
@@ -357,7 +362,6 @@ class MirrorSyncer:
         reconcile path reads them live); so are the keys a worker is
         reconciling meanwhile. Never raises."""
         size = self.relist_batch
-        changes = [(key, self._as_read(obj)) for key, obj in changes]
         chunks = [changes[i : i + size] for i in range(0, len(changes), size)] or [[]]
         failed: list[ObjectKey] = []
         for number, chunk in enumerate(chunks, 1):
@@ -365,7 +369,8 @@ class MirrorSyncer:
             rv = resource_version if last and not failed and resource_version else None
             if not chunk and rv is None:
                 continue
-            outcomes = self.write(chunk, rv)
+            # The copies live only as long as their chunk (no heap of 100k at once).
+            outcomes = self.write([(key, self._as_read(obj)) for key, obj in chunk], rv)
             errors = [o for o in outcomes if isinstance(o, MirrorDatabaseError)]
             if errors:
                 with self._lock:
@@ -567,7 +572,10 @@ def mirror_controller(
     operations per transaction (``on_relist``: see :class:`MirrorSyncer`).
     ``reconcile_wrapper`` and ``batch_wrapper``
     may wrap the two reconcile functions (to count or trace calls);
-    ``options`` go to :class:`SyncController`."""
+    ``options`` go to :class:`SyncController`; ``sync_timeout`` defaults to
+    :data:`INITIAL_SYNC_TIMEOUT` there, since the informer's source has
+    synced only once the whole initial list is written."""
+    options.setdefault("sync_timeout", INITIAL_SYNC_TIMEOUT)
     reader = LiveReader(api_client, store.resource, namespace)
     syncer = MirrorSyncer(
         store, reader, parents=parents, relist_batch=relist_batch, on_relist=on_relist
