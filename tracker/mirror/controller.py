@@ -5,27 +5,71 @@
   :class:`~tracker.syncapi.Syncer`: read the key live; NotFound → ``delete``;
   found (terminating objects included) → ``sync``; a read error raises, so
   the key is requeued with backoff and nothing is deleted.
+* :func:`batch_sync_reconciler` -- the same rules for a burst of keys one
+  worker drained from the queue (up to :data:`BURST_BATCH`): each key read
+  live, then every write in **one** transaction.
 * :class:`MirrorSyncer` -- the :class:`~tracker.syncapi.Syncer` of one kind
   mirrored into a :class:`~tracker.mirror.MirrorStore`, reading through a
-  :class:`~tracker.mirror.live.LiveReader`.
+  :class:`~tracker.mirror.live.LiveReader`; it also writes relists.
 * :class:`SyncController` -- runs a syncer: its sources in order (each pushes
   its initial state before the next starts), then a periodic diff (every
   60 s plus up to 10 % jitter, the wait starting when the previous diff
   ended), then its workers (4). Named ``db-sync-<kind>``.
 * :func:`mirror_controller` -- all of it wired for one kind.
 
-Restarts resume from the database: the informer source of a
-:class:`MirrorSyncer` compares each object of the informer's initial list
-with a snapshot of the rows taken before the informer started, and only
-objects whose row is missing or differs are enqueued; the first diff then
-finds the rows whose objects are gone. Rows equal to the API are neither read
-again nor rewritten.
+Batched writes, and how they keep the live-read rule
+----------------------------------------------------
 
-Errors: a database failure (:class:`~tracker.errors.MirrorDatabaseError`,
-retryable or not) and any read error requeue the key with the controller's
-backoff; an object that cannot be stored at all
+Two paths reach the database:
+
+* **Relists** (the informer's initial list and every later relist, e.g.
+  after a watch's history expired) are written straight from the list, by the
+  kind's :class:`~tracker.mirror.relist.RelistSource`, in transactions of at
+  most :data:`RELIST_BATCH` (5,000) operations: a relist of N changes takes
+  ``ceil(N / 5000)`` transactions (one, recording only its resourceVersion,
+  when nothing changed). Nothing is read live for them: a list *is* the
+  server's answer for every key at the list's resourceVersion -- present
+  objects as they are (terminating ones included), absent keys (the
+  relist's deletions) as confirmed gone, which is the NotFound the
+  ``delete`` rule asks for. The bound keeps a transaction's memory and its
+  hold on SQLite's single writer short (about a second) while still
+  amortising the commit; the last transaction records the list's
+  resourceVersion, and only when every chunk was written.
+* **Every other event** pushes its key into the queue, and the reconcile path
+  applies, unchanged: each key is read live before anything is written. A
+  worker takes the request it was given plus whatever else is queued at that
+  moment, up to :data:`BURST_BATCH` (100) keys, reads each live (a read
+  error fails that key alone: requeued with backoff, nothing deleted), and
+  writes the results in one transaction. The bound keeps the other workers
+  busy and a batch's live reads short, so its rows are fresh when written.
+
+Where the paths meet: a worker may have read a key live *before* a relist
+listed it and write it *after* the relist's transaction, putting back an
+older state. So the syncer knows which keys the workers hold
+(:meth:`MirrorSyncer.reconciling`), and after a relist is written it
+requeues those of its keys that a worker held: they are read live once more,
+after the relist. A key changed after the list's resourceVersion arrives as
+a watch event after the relist anyway.
+
+Failures: a transaction the database refused (a constraint, a trigger: not
+:attr:`~tracker.errors.MirrorDatabaseError.retryable`) is rolled back whole
+and its changes are written again one by one, so only the change at fault
+fails; a transaction that could not reach the database fails every key in
+it. Either way nothing partial stays behind, and every key that failed is
+requeued with backoff (from a relist, too: it then takes the reconcile
+path). An object that cannot be stored at all
 (:class:`~tracker.errors.InvalidObjectError`) is a
 :class:`~informers.runtime.TerminalError` and is not retried.
+
+Restarts resume from the database: before the informer starts, the syncer
+snapshots the rows; each object of the initial relist whose row still
+matches (uid, resourceVersion, declared columns) is skipped, and the first
+diff then finds the rows whose objects are gone. Rows equal to the API are
+neither read again nor rewritten.
+
+The relist path writes the informer's objects: give the mirror a factory
+without a transform (the command line's has none), or the rows hold the
+transformed objects.
 """
 
 from __future__ import annotations
