@@ -49,9 +49,8 @@ from tracker.mirror import Column, MirrorDatabase, MirrorStore
 from tracker.mirror.controller import MirrorSyncer, mirror_controller
 from tracker.mirror.database import json_dumps
 from tracker.mirror.live import LiveReader
-from tracker.mirror.relist import RelistChange
+from tracker.mirror.relist import RelistChange, key_of
 from tracker.mirror.testing import PostgresServer, find_postgres_bindir
-from tracker.syncapi import ObjectKey
 
 COLUMNS = [Column("node", "spec.nodeName"), Column("phase", "status.phase")]
 TARGET = 2.0
@@ -199,9 +198,11 @@ def _relist(store: MirrorStore, items: list[dict[str, Any]]) -> float:
     start = time.perf_counter()
     syncer = MirrorSyncer(store, LiveReader(None, PODS))
     syncer.take_snapshot()
-    changes: list[RelistChange] = [
-        (ObjectKey.of(obj), obj) for obj in items if syncer.needs_sync(obj)
-    ]
+    changes: list[RelistChange] = []
+    for obj in items:  # what the relist handler does per object
+        key = key_of(obj)
+        if key is not None and syncer.needs_sync(obj):
+            changes.append((key, obj))
     sink = _Requeued()
     before = store.transactions
     syncer.apply_relist(changes, "12345", sink)

@@ -38,7 +38,7 @@ from informers.runtime import Request, Sink
 from tracker.errors import ObjectKeyParseError
 from tracker.syncapi import ObjectKey
 
-__all__ = ["RelistChange", "RelistSource", "RelistTarget"]
+__all__ = ["RelistChange", "RelistSource", "RelistTarget", "key_of"]
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +63,21 @@ class RelistTarget(Protocol):
         ...
 
 
-def _key_of(obj: Any) -> ObjectKey | None:
-    """The key of an object or of a deletion tombstone, or ``None`` (logged)
-    when it has none."""
+def key_of(obj: Any) -> ObjectKey | None:
+    """The key of an object (a raw dict, or anything
+    :meth:`~tracker.syncapi.ObjectKey.of` reads) or of a deletion tombstone;
+    ``None`` (logged) when it has none. Pure, thread-safe."""
+    if type(obj) is dict:  # the informer's raw objects: the fast path
+        metadata = obj.get("metadata")
+        if type(metadata) is dict:
+            name = metadata.get("name")
+            namespace = metadata.get("namespace") or ""
+            if type(name) is str and name and type(namespace) is str:
+                try:
+                    return ObjectKey(namespace, name)
+                except ObjectKeyParseError as error:
+                    log.warning("mirror: an event without a usable key is ignored: %s", error)
+                    return None
     try:
         if isinstance(obj, DeletedFinalStateUnknown):
             return ObjectKey.parse(obj.key)
@@ -88,7 +100,7 @@ class _RelistHandler:
         self._resource_version = ""
 
     def _event(self, obj: Any, deleted: bool) -> None:
-        key = _key_of(obj)
+        key = key_of(obj)
         if key is None:
             return
         if self._changes is not None:

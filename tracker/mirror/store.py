@@ -377,10 +377,10 @@ class MirrorStore:
         """The row ``obj`` is stored as (every column's value). Raises
         :class:`InvalidObjectError` for an object that cannot be a row.
         Never mutates ``obj``."""
-        if not isinstance(obj, Mapping):
+        if type(obj) is not dict and not isinstance(obj, Mapping):  # the fast check first
             raise InvalidObjectError(f"a {self.resource.kind} must be a mapping, not {type(obj)}")
         metadata = obj.get("metadata")
-        if not isinstance(metadata, Mapping):
+        if type(metadata) is not dict and not isinstance(metadata, Mapping):
             raise InvalidObjectError(f"a {self.resource.kind} without metadata cannot be stored")
         name = metadata.get("name")
         namespace = metadata.get("namespace") or ""
@@ -736,11 +736,11 @@ def _runs(ops: Sequence[tuple[str, Any]]) -> Iterator[tuple[str, list[Any]]]:
 
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     metadata = obj.get("metadata")
-    return metadata if isinstance(metadata, Mapping) else {}
+    return metadata if type(metadata) is dict or isinstance(metadata, Mapping) else {}
 
 
 def _mapping(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}
+    return dict(value) if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _key_text(values: Mapping[str, Any]) -> str:
