@@ -22,6 +22,13 @@ How a controller drives a :class:`Syncer` (the reconciler of
   starts), then a periodic ``diff()`` pushes the keys it returns, then the
   workers start.
 
+A mirror may write an informer's *relist* straight from the list instead of
+reading each key again: a complete list is the server's answer for every key
+at its resourceVersion (present objects as they are, absent keys gone).
+:mod:`tracker.mirror.controller` does so, in bounded transactions, and keeps
+the live read for every other event; its docstring says how the two paths
+stay consistent.
+
 Everything here is pure and thread-safe: :func:`diff` reads its inputs and
 builds a new list; it never mutates them.
 """

@@ -74,12 +74,19 @@ from informers.workqueue import (
     default_controller_rate_limiter,
 )
 
-__all__ = ["Controller", "ReconcileFunc"]
+__all__ = ["BatchReconcileFunc", "Controller", "ReconcileFunc"]
 
 log = logging.getLogger(__name__)
 
 #: What a controller calls for each request.
 ReconcileFunc: TypeAlias = Callable[[Request], Result | None]
+
+#: What a controller with ``max_batch > 1`` calls for two or more requests a
+#: worker drained at once: one outcome per request, in order -- a result
+#: (``None`` or a :class:`Result`) or the exception its reconcile failed with.
+BatchReconcileFunc: TypeAlias = Callable[
+    [Sequence[Request]], Sequence["Result | BaseException | None"]
+]
 
 _NEW, _STARTING, _RUNNING, _STOPPING, _STOPPED = "new", "starting", "running", "stopping", "stopped"
 
@@ -156,6 +163,18 @@ class Controller:
     :param queue_metrics: the workqueue's
         :class:`~informers.workqueue.MetricsProvider` (``workqueue_*``
         metrics, labelled with ``name``).
+    :param reconcile_batch: with ``max_batch > 1``: a worker that takes a
+        request also takes, without waiting, up to ``max_batch - 1`` more
+        that are queued, and hands two or more to
+        ``reconcile_batch(requests)`` (one alone still goes to ``reconcile``).
+        It answers one outcome per request, in order (a result, or the
+        exception that request failed with); each outcome is applied to its
+        request exactly as a single reconcile's would be. When
+        ``reconcile_batch`` itself raises, every request of the batch failed
+        with that error. The requests of a batch are distinct and held by
+        that worker until the call returns (no other worker gets them).
+    :param max_batch: the most requests one worker takes at once (default 1:
+        no batching); more than 1 needs ``reconcile_batch``.
 
     Raises :class:`ValueError` for an empty name or one with whitespace, a
     missing or non-callable reconcile, no sources, ``workers < 1`` or a
@@ -176,8 +195,18 @@ class Controller:
         sync_timeout: float | None = 60.0,
         metrics: ControllerMetricsProvider | None = None,
         queue_metrics: MetricsProvider | None = None,
+        reconcile_batch: BatchReconcileFunc | None = None,
+        max_batch: int = 1,
     ) -> None:
         self._name = _validate_name(name)
+        if isinstance(max_batch, bool) or not isinstance(max_batch, int):
+            raise TypeError(f"max_batch must be an int, not {type(max_batch).__name__}")
+        if max_batch < 1:
+            raise ValueError(f"controller {name}: max_batch must be at least 1, not {max_batch}")
+        if max_batch > 1 and not callable(reconcile_batch):
+            raise ValueError(f"controller {name}: max_batch > 1 needs a reconcile_batch function")
+        self._reconcile_batch = reconcile_batch if max_batch > 1 else None
+        self._max_batch = max_batch
         if reconcile is None:
             raise ValueError(f"controller {name}: no reconcile function given")
         if not callable(reconcile):
@@ -511,22 +540,35 @@ class Controller:
                     return
                 if item is None:  # only a get() with a timeout answers this
                     continue
+                items = [item]
+                if self._reconcile_batch is not None:
+                    while len(items) < self._max_batch:
+                        more, _ = self._queue.get(0.0)  # what is queued now; never waits
+                        if more is None:
+                            break
+                        items.append(more)
                 now = self._clock.now()
                 with self._cond:
-                    self._in_flight += 1
+                    self._in_flight += len(items)
                     self._generation += 1
                     skip = self._state in (_STOPPING, _STOPPED)
-                    if isinstance(item, Request):
-                        due = self._due.get(item)
-                        if due is not None and due <= now:
-                            del self._due[item]
+                    for taken in items:
+                        if isinstance(taken, Request):
+                            due = self._due.get(taken)
+                            if due is not None and due <= now:
+                                del self._due[taken]
                 try:
-                    if not skip:
+                    if skip:
+                        pass
+                    elif len(items) == 1:
                         self._handle(item)
+                    else:
+                        self._handle_batch(items)
                 finally:
-                    self._queue.done(item)
+                    for taken in items:
+                        self._queue.done(taken)
                     with self._cond:
-                        self._in_flight -= 1
+                        self._in_flight -= len(items)
                         self._generation += 1
                         self._cond.notify_all()
         finally:
@@ -534,25 +576,71 @@ class Controller:
                 self._live_workers -= 1
                 self._cond.notify_all()
 
+    def _requests(self, items: Sequence[Any]) -> list[Request]:
+        """The requests among ``items``; anything else is logged and dropped."""
+        requests = []
+        for item in items:
+            try:
+                requests.append(coerce_request(item))
+            except (TypeError, ObjectKeyError) as error:
+                log.error(
+                    "controller %s: dropping a queue item that is not a request: %s",
+                    self._name,
+                    error,
+                )
+                self._queue.forget(item)
+        return requests
+
+    def _handle_batch(self, items: Sequence[Any]) -> None:
+        """Reconcile several queue items with one ``reconcile_batch`` call and
+        apply each one's outcome to the queue."""
+        batch = self._reconcile_batch
+        assert batch is not None
+        requests = self._requests(items)
+        if not requests:
+            return
+        started = self._clock.now()
+        outcomes: Sequence[Result | BaseException | None]
+        try:
+            outcomes = batch(requests)
+            if len(outcomes) != len(requests):
+                raise TypeError(
+                    f"reconcile_batch answered {len(outcomes)} outcome(s) for "
+                    f"{len(requests)} request(s)"
+                )
+        except Exception as error:  # noqa: BLE001 - every request fails with it; _finish logs
+            outcomes = [error] * len(requests)
+        for request, outcome in zip(requests, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                self._finish(request, started, None, outcome)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+            else:
+                self._finish(request, started, outcome, None)
+
     def _handle(self, item: Any) -> None:
         """Reconcile one queue item and apply the result to the queue."""
-        try:
-            request = coerce_request(item)
-        except (TypeError, ObjectKeyError) as error:
-            log.error(
-                "controller %s: dropping a queue item that is not a request: %s", self._name, error
-            )
-            self._queue.forget(item)
+        requests = self._requests([item])
+        if not requests:
             return
-        metrics = self._metrics
+        request = requests[0]
         started = self._clock.now()
         try:
             result = self._reconcile(request)
-            if result is not None and not isinstance(result, Result):
-                raise TypeError(
-                    f"reconcile returned a {type(result).__name__}, not a Result or None"
-                )
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - requeued or dropped, and logged, by _finish
+            self._finish(request, started, None, error)
+            return
+        self._finish(request, started, result, None)
+
+    def _finish(
+        self, request: Request, started: float, result: Any, error: Exception | None
+    ) -> None:
+        """Apply one request's outcome (``result``, or the ``error`` its
+        reconcile raised) to the queue and the metrics."""
+        metrics = self._metrics
+        if error is None and result is not None and not isinstance(result, Result):
+            error = TypeError(f"reconcile returned a {type(result).__name__}, not a Result or None")
+        if error is not None:
             metrics.reconcile_time.observe(max(0.0, self._clock.now() - started))
             metrics.reconcile_errors.inc()
             metrics.reconcile_total[RESULT_ERROR].inc()
@@ -563,7 +651,7 @@ class Controller:
                     "controller %s: reconcile of %s failed with a terminal error; not requeued",
                     self._name,
                     request,
-                    exc_info=True,
+                    exc_info=error,
                 )
             else:
                 self._queue.add_rate_limited(request)
@@ -573,7 +661,7 @@ class Controller:
                     self._name,
                     request,
                     self._queue.num_requeues(request),
-                    exc_info=True,
+                    exc_info=error,
                 )
             return
         metrics.reconcile_time.observe(max(0.0, self._clock.now() - started))

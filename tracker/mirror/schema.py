@@ -203,7 +203,7 @@ class Column:
         """The column's value for ``obj`` (``None`` for SQL ``NULL``)."""
         value: Any = obj
         for part in self.parts:
-            if isinstance(value, Mapping):
+            if type(value) is dict or isinstance(value, Mapping):  # the fast check first
                 value = value.get(part)
             elif isinstance(value, list) and part.isdigit():
                 index = int(part)

@@ -49,7 +49,7 @@ from sqlalchemy.engine import Connection
 
 from informers.resources import Resource
 from tracker.errors import InvalidObjectError, MirrorConfigError, SchemaMismatchError
-from tracker.mirror.database import MirrorDatabase, json_type
+from tracker.mirror.database import MirrorDatabase, json_dumps, json_type
 from tracker.mirror.schema import (
     BUILTIN_COLUMNS,
     Column,
@@ -164,8 +164,11 @@ class MirrorStore:
             t.c.name == sa.bindparam("k_name"),
             t.c.uid != sa.bindparam("k_uid"),
         )
+        # Built on first use, then never changed: the upsert as driver SQL.
+        self._driver_upsert: _DriverStatement | None = None
         self._lock = threading.Lock()
         self._writes = 0  # guarded by _lock: rows inserted, updated or deleted
+        self._transactions = 0  # guarded by _lock: write transactions committed
         self._ensure_schema()
 
     def __repr__(self) -> str:
@@ -374,10 +377,10 @@ class MirrorStore:
         """The row ``obj`` is stored as (every column's value). Raises
         :class:`InvalidObjectError` for an object that cannot be a row.
         Never mutates ``obj``."""
-        if not isinstance(obj, Mapping):
+        if type(obj) is not dict and not isinstance(obj, Mapping):  # the fast check first
             raise InvalidObjectError(f"a {self.resource.kind} must be a mapping, not {type(obj)}")
         metadata = obj.get("metadata")
-        if not isinstance(metadata, Mapping):
+        if type(metadata) is not dict and not isinstance(metadata, Mapping):
             raise InvalidObjectError(f"a {self.resource.kind} without metadata cannot be stored")
         name = metadata.get("name")
         namespace = metadata.get("namespace") or ""
@@ -441,10 +444,19 @@ class MirrorStore:
         with self._lock:
             return self._writes
 
+    @property
+    def transactions(self) -> int:
+        """Write transactions committed by this store so far: one per
+        :meth:`sync`, :meth:`delete`, :meth:`apply` (a whole batch) and
+        :meth:`set_resource_version`. Reads and the schema's preparation are
+        not counted, nor transactions that failed (rolled back)."""
+        with self._lock:
+            return self._transactions
+
     def _count(self, written: int) -> None:
-        if written:
-            with self._lock:
-                self._writes += written
+        with self._lock:
+            self._writes += written
+            self._transactions += 1
 
     def sync(self, obj: Any) -> bool:
         """Store ``obj`` (one transaction: the upsert, and the removal of
@@ -501,12 +513,8 @@ class MirrorStore:
                 if kind == "sync":
                     latest = {(v["namespace"], v["name"]): v for v in run}
                     rows = list(latest.values())
-                    written += max(conn.execute(self._upsert, rows).rowcount, 0)
-                    stale = [
-                        {"k_namespace": v["namespace"], "k_name": v["name"], "k_uid": v["uid"]}
-                        for v in rows
-                    ]
-                    written += max(conn.execute(self._delete_stale, stale).rowcount, 0)
+                    written += self._upsert_many(conn, rows)
+                    written += self._delete_stale_many(conn, rows)
                 else:
                     params = [{"k_namespace": k.namespace, "k_name": k.name} for k in run]
                     written += max(conn.execute(self._delete_key, params).rowcount, 0)
@@ -515,6 +523,50 @@ class MirrorStore:
         self._count(written)
         log.debug("mirror: batch on %s: %d ops, %d rows written", self.resource, len(ops), written)
         return written
+
+    def _upsert_many(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> int:
+        """The upsert of many rows in one ``executemany``, straight through
+        the driver: the statement is compiled once for the dialect and each
+        value goes through its column type's own bind processor (what
+        SQLAlchemy would do, without its per-row parameter bookkeeping).
+        Returns the rows written."""
+        driver = self._driver_upsert
+        if driver is None:
+            driver = self._driver_upsert = _DriverStatement(self._upsert, self.table, conn)
+        return max(conn.exec_driver_sql(driver.sql, driver.params(rows)).rowcount, 0)
+
+    def _delete_stale_many(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Remove the rows of the keys of ``rows`` whose UID is not the one
+        given (earlier incarnations of recreated objects), in few statements
+        that find them through the keys' index: one ``DELETE`` joining the
+        table with the batch's ``(namespace, name, uid)`` triples, passed as
+        one parameter -- three arrays unnested on PostgreSQL, a JSON array
+        read by ``json_each`` on SQLite. Returns the rows removed."""
+        if self.database.dialect == "postgresql":
+            prep = conn.dialect.identifier_preparer
+            statement = sa.text(
+                f"DELETE FROM {prep.quote(self.table_name)} AS t USING "
+                "(SELECT unnest(CAST(:k_namespaces AS text[])) AS namespace, "
+                "unnest(CAST(:k_names AS text[])) AS name, "
+                "unnest(CAST(:k_uids AS text[])) AS uid) AS k "
+                "WHERE t.namespace = k.namespace AND t.name = k.name AND t.uid <> k.uid"
+            )
+            params = {
+                "k_namespaces": [v["namespace"] for v in rows],
+                "k_names": [v["name"] for v in rows],
+                "k_uids": [v["uid"] for v in rows],
+            }
+            return max(conn.execute(statement, params).rowcount, 0)
+        table = conn.dialect.identifier_preparer.quote(self.table_name)
+        statement = sa.text(
+            f"DELETE FROM {table} WHERE rowid IN (SELECT t.rowid FROM "
+            f"json_each(:k_keys) AS k JOIN {table} AS t "
+            "ON t.namespace = json_extract(k.value, '$[0]') "
+            "AND t.name = json_extract(k.value, '$[1]') "
+            "AND t.uid <> json_extract(k.value, '$[2]'))"
+        )
+        keys = json_dumps([[v["namespace"], v["name"], v["uid"]] for v in rows])
+        return max(conn.execute(statement, {"k_keys": keys}).rowcount, 0)
 
     # ----------------------------------------------------------- the state
 
@@ -542,6 +594,7 @@ class MirrorStore:
         the batch's writes)."""
         with self.database.transaction(f"recording the state of {self.table_name}") as conn:
             self._set_rv_locked(conn, str(resource_version))
+        self._count(0)
 
     # ------------------------------------------------------------ reading
 
@@ -643,6 +696,30 @@ class MirrorBatch:
             self.take()
 
 
+class _DriverStatement:
+    """A statement compiled once for a connection's dialect, with the bind
+    processor of each column: :meth:`params` turns row mappings into what the
+    driver's ``executemany`` takes (tuples for a positional paramstyle,
+    mappings otherwise)."""
+
+    def __init__(self, statement: Any, table: sa.Table, conn: Connection) -> None:
+        dialect = conn.dialect
+        compiled = statement.compile(dialect=dialect)
+        self.sql: str = compiled.string
+        self.positional = compiled.positiontup is not None
+        names = list(compiled.positiontup or compiled.binds)
+        processors = {
+            c.name: c.type.dialect_impl(dialect).bind_processor(dialect) for c in table.columns
+        }
+        self.fields = [(name, processors.get(name)) for name in names]
+
+    def params(self, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
+        fields = self.fields
+        if self.positional:
+            return [tuple(v[n] if f is None else f(v[n]) for n, f in fields) for v in rows]
+        return [{n: v[n] if f is None else f(v[n]) for n, f in fields} for v in rows]
+
+
 def _runs(ops: Sequence[tuple[str, Any]]) -> Iterator[tuple[str, list[Any]]]:
     """Consecutive operations of one kind, grouped."""
     run: list[Any] = []
@@ -659,11 +736,11 @@ def _runs(ops: Sequence[tuple[str, Any]]) -> Iterator[tuple[str, list[Any]]]:
 
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     metadata = obj.get("metadata")
-    return metadata if isinstance(metadata, Mapping) else {}
+    return metadata if type(metadata) is dict or isinstance(metadata, Mapping) else {}
 
 
 def _mapping(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}
+    return dict(value) if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _key_text(values: Mapping[str, Any]) -> str:

@@ -1,0 +1,221 @@
+"""The mirror's informer source: a relist reaches the database in a few large
+transactions, every other event becomes a request for the reconcile path.
+
+:class:`RelistSource` is an :mod:`informers.runtime` source (like
+:class:`~informers.runtime.InformerSource`) whose handler uses the relist
+hooks of :mod:`informers.handlers`:
+
+* between ``on_relist_begin`` and ``on_relist_end`` (the informer's initial
+  list and every later relist, on the handler's listener thread) the adds,
+  updates and deletions are gathered instead of enqueued; at
+  ``on_relist_end`` they are handed, whole and in order, to
+  :meth:`RelistTarget.apply_relist`, which writes them in transactions of at
+  most ``batch_size`` operations;
+* outside a relist, each add, update and delete pushes the request of its key
+  into the controller's queue, as an informer source does.
+
+Adds (in a relist or not) first go through :meth:`RelistTarget.needs_sync`:
+an object whose row already mirrors it is neither gathered nor enqueued (a
+restart with nothing to do).
+
+The source has synced when its registration has: the informer synced and the
+handler returned from its initial relist, so a controller starts its workers
+only after the initial list was written. Thread-safety: the handler runs on
+its listener thread only; the source's methods may be called from any
+thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from informers.errors import InformerStateError, ObjectKeyError
+from informers.objects import DeletedFinalStateUnknown
+from informers.runtime import Request, Sink
+from tracker.errors import ObjectKeyParseError
+from tracker.syncapi import ObjectKey
+
+__all__ = ["RelistChange", "RelistSource", "RelistTarget", "key_of"]
+
+log = logging.getLogger(__name__)
+
+#: One gathered change of a relist: the key, and the object as listed (``None``
+#: when the relist revealed that the key is gone).
+RelistChange = tuple[ObjectKey, "dict[str, Any] | None"]
+
+
+class RelistTarget(Protocol):
+    """Where a :class:`RelistSource` sends what it sees (a
+    :class:`~tracker.mirror.controller.MirrorSyncer`)."""
+
+    def needs_sync(self, obj: Any) -> bool:
+        """Whether an added object needs writing (false when its row mirrors it)."""
+        ...
+
+    def apply_relist(
+        self, changes: Sequence[RelistChange], resource_version: str, sink: Sink
+    ) -> None:
+        """Write one relist's changes; requeue into ``sink`` what could not be
+        written. Must not raise."""
+        ...
+
+
+def key_of(obj: Any) -> ObjectKey | None:
+    """The key of an object (a raw dict, or anything
+    :meth:`~tracker.syncapi.ObjectKey.of` reads) or of a deletion tombstone;
+    ``None`` (logged) when it has none. Pure, thread-safe."""
+    if type(obj) is dict:  # the informer's raw objects: the fast path
+        metadata = obj.get("metadata")
+        if type(metadata) is dict:
+            name = metadata.get("name")
+            namespace = metadata.get("namespace") or ""
+            if type(name) is str and name and type(namespace) is str:
+                try:
+                    return ObjectKey(namespace, name)
+                except ObjectKeyParseError as error:
+                    log.warning("mirror: an event without a usable key is ignored: %s", error)
+                    return None
+    try:
+        if isinstance(obj, DeletedFinalStateUnknown):
+            return ObjectKey.parse(obj.key)
+        return ObjectKey.of(obj)
+    except (ObjectKeyError, ObjectKeyParseError) as error:
+        log.warning("mirror: an event without a usable key is ignored: %s", error)
+        return None
+
+
+class _RelistHandler:
+    """The informer handler of a :class:`RelistSource` (see the module docs).
+    Called on its listener thread only, so its gathering state needs no lock."""
+
+    def __init__(self, target: RelistTarget, sink: Sink, name: str) -> None:
+        self._target = target
+        self._sink = sink
+        self._name = name
+        # Listener thread only: the changes of the relist in progress, or None.
+        self._changes: list[RelistChange] | None = None
+        self._resource_version = ""
+
+    def _event(self, obj: Any, deleted: bool) -> None:
+        key = key_of(obj)
+        if key is None:
+            return
+        if self._changes is not None:
+            self._changes.append((key, None if deleted else obj))
+        else:
+            self._sink.add(Request(key.namespace, key.name))
+
+    def on_relist_begin(self, resource_version: str) -> None:
+        self._changes = []
+        self._resource_version = resource_version
+
+    def on_relist_end(self, resource_version: str) -> None:
+        changes, self._changes = self._changes or [], None
+        log.debug("%s: relist at rv %s: %d change(s)", self._name, resource_version, len(changes))
+        self._target.apply_relist(changes, resource_version or self._resource_version, self._sink)
+
+    def on_add(self, obj: Any, is_in_initial_list: bool = False) -> None:
+        if self._target.needs_sync(obj):
+            self._event(obj, deleted=False)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        self._event(new, deleted=False)
+
+    def on_delete(self, obj: Any) -> None:
+        self._event(obj, deleted=True)
+
+
+class RelistSource:
+    """The informer source of a mirrored kind (see the module docstring).
+
+    :param informer: the kind's shared informer (one handler is added on
+        :meth:`start`, removed on :meth:`stop`).
+    :param target: what relists are written to, and asked whether an added
+        object needs writing.
+    :param name: for logs and errors.
+
+    Satisfies :class:`informers.runtime.Source`. Thread-safe; runs once.
+    """
+
+    def __init__(self, informer: Any, target: RelistTarget, *, name: str = "") -> None:
+        if not callable(getattr(informer, "add_event_handler", None)):
+            raise TypeError(
+                f"informer must have add_event_handler(), {type(informer).__name__} has not"
+            )
+        self.informer = informer
+        self.target = target
+        self._name = name or f"relist {getattr(informer, 'name', '') or type(informer).__name__}"
+        self._lock = threading.Lock()
+        # Guarded by _lock: the registration (set once by start); started and
+        # stopped only go from False to True.
+        self._registration: Any = None
+        self._started = False
+        self._stopped = False
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<RelistSource {self._name}>"
+
+    @property
+    def registration(self) -> Any:
+        """The informer's handler registration, once started (else ``None``)."""
+        with self._lock:
+            return self._registration
+
+    def start(self, sink: Sink) -> None:
+        """Add the handler to the informer; its events go to ``sink``."""
+        with self._lock:
+            if self._stopped:
+                raise InformerStateError(f"{self._name}: source was stopped")
+            if self._started:
+                raise InformerStateError(f"{self._name}: source already started")
+            self._started = True
+        registration = self.informer.add_event_handler(
+            _RelistHandler(self.target, sink, self._name)
+        )
+        if self._keep_registration(registration):  # stop() ran while it was being added
+            registration.remove()
+        log.info("%s: source started", self._name)
+
+    def _keep_registration(self, registration: Any) -> bool:
+        """Store the registration; answers whether the source was stopped meanwhile."""
+        with self._lock:
+            self._registration = registration
+            return self._stopped
+
+    def has_synced(self) -> bool:
+        registration = self.registration
+        return registration is not None and bool(registration.has_synced())
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        registration = self.registration
+        return registration is not None and bool(registration.wait_synced(timeout))
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        registration = self.registration
+        if registration is None or not hasattr(registration, "wait_idle"):
+            return True
+        return bool(registration.wait_idle(timeout))
+
+    def informer_started(self) -> bool:
+        """Whether the informer looks started (it has a reflector)."""
+        if not hasattr(self.informer, "reflector"):
+            return True
+        return self.informer.reflector is not None
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Remove the handler (joins its listener thread). Idempotent."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            registration = self._registration
+        if registration is not None:
+            registration.remove()
+        log.info("%s: source stopped", self._name)
