@@ -11,13 +11,22 @@ labels, spec and status dicts; large parts that the store never reads
 100k pods build in seconds and fit in memory.
 
     python -m pytest benchmarks --benchmark-enable
+
+The lookup figures of the Performance guide come from ``python -m
+benchmarks.bench_store``, which times each case interleaved with its floors
+(pytest-benchmark times one after the other, so a load change on a shared
+machine lands on one side of a ratio).
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
+import gc
 import itertools
+import statistics
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -420,3 +429,120 @@ def test_register_scaling_comparisons(ratios: Any) -> None:
     """Not a benchmark: asks the summary for the 100k-vs-1k write ratios."""
     for op in ("update", "add+delete"):
         ratios.compare(f"{op} n=100000 / n=1000", f"{op} n=100000", f"{op} n=1000", target=1.5)
+
+
+# ------------------------------------------------------- interleaved figures
+
+
+def interleaved(
+    cases: dict[str, Callable[[], Any]], rounds: int, batch_seconds: float = 0.005
+) -> dict[str, tuple[float, float]]:
+    """Seconds per call of every case, (best, median) over ``rounds`` rounds.
+    Each round times every case once, one after the other (starting from a
+    different case each round), so load on the machine hits all of them
+    alike; a case's batch is as many calls as take about ``batch_seconds``."""
+    numbers: dict[str, int] = {}
+    for name, func in cases.items():
+        start = time.perf_counter()
+        func()
+        once = max(time.perf_counter() - start, 1e-7)
+        numbers[name] = max(1, int(batch_seconds / once))
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    names = list(cases)
+    gc.collect()
+    gc.disable()
+    try:
+        for r in range(rounds):
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                func, number = cases[name], numbers[name]
+                start = time.perf_counter()
+                for _ in range(number):
+                    func()
+                samples[name].append((time.perf_counter() - start) / number)
+    finally:
+        gc.enable()
+    return {name: (min(s), statistics.median(s)) for name, s in samples.items()}
+
+
+def _lister_cases(size: int) -> dict[str, dict[str, Callable[[], Any]]]:
+    store = indexer(size)
+    lister = Lister(store)
+    objects = store.list()
+    out: dict[str, dict[str, Callable[[], Any]]] = {}
+    for selector in SELECTORS:
+        out[f"list({selector!r}) n={size}"] = {
+            "after": functools.partial(lister.list, selector),
+            "before": functools.partial(old_list, store, selector),
+            "floor": _floor_scan(objects, selector),
+        }
+    return out
+
+
+def _by_index_cases(size: int) -> dict[str, dict[str, Callable[[], Any]]]:
+    store = indexer(size)
+    items, indices = floor(size)
+    index = indices[NAMESPACE_INDEX]
+    lock = threading.Lock()
+    out: dict[str, dict[str, Callable[[], Any]]] = {}
+    for namespace, matches in MATCHES.items():
+        if namespace not in index:  # a small store has no room for it
+            continue
+
+        def locked(namespace: str = namespace) -> list[Any]:
+            with lock:
+                return [items[key] for key in index[namespace]]
+
+        def bare(namespace: str = namespace) -> list[Any]:
+            return [items[key] for key in index[namespace]]
+
+        out[f"by_index n={size} matches={matches}"] = {
+            "ours": functools.partial(store.by_index, NAMESPACE_INDEX, namespace),
+            "locked floor": locked,
+            "bare floor": bare,
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m benchmarks.bench_store [--sizes 10000,100000] [--rounds N]``:
+    the lookup figures of the Performance guide, every case interleaved with
+    its floors (see :func:`interleaved`); ratios of best times, medians in
+    brackets."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args(argv)
+    for size in (int(s) for s in args.sizes.split(",")):
+        pods(size)
+        groups = {**_by_index_cases(size), **_lister_cases(size)}
+        for case, contenders in groups.items():
+            figures = interleaved(contenders, args.rounds)
+            reference = "locked floor" if "locked floor" in figures else "floor"
+            ref_best, ref_median = figures[reference]
+            print(case, flush=True)
+            for name, (best, median) in figures.items():
+                print(
+                    f"  {name:<13} {best * 1e6:12.2f} us  ({median * 1e6:12.2f})"
+                    f"  {best / ref_best:6.2f}x {reference} ({median / ref_median:.2f}x)"
+                    + (
+                        f"  {best / figures['bare floor'][0]:5.2f}x bare floor"
+                        f" ({median / figures['bare floor'][1]:.2f}x)"
+                        if name == "ours"
+                        else ""
+                    ),
+                    flush=True,
+                )
+
+
+def test_interleaved_smoke() -> None:
+    """Not a benchmark: the interleaved runner runs and every case answers."""
+    figures = interleaved({"a": lambda: None, "b": list}, rounds=2, batch_seconds=1e-4)
+    assert set(figures) == {"a", "b"}
+    for groups in (_by_index_cases(1_000), _lister_cases(1_000)):
+        for contenders in groups.values():
+            results = [sorted(map(id, func())) for func in contenders.values()]
+            assert all(r == results[0] for r in results)  # the floors' sets have no order
+
+
+if __name__ == "__main__":
+    main()
