@@ -440,7 +440,9 @@ def interleaved(
     """Seconds per call of every case, (best, median) over ``rounds`` rounds.
     Each round times every case once, one after the other (starting from a
     different case each round), so load on the machine hits all of them
-    alike; a case's batch is as many calls as take about ``batch_seconds``."""
+    alike; a case's batch is as many calls as take about ``batch_seconds``.
+    Time is this thread's CPU time (``time.thread_time``): on a shared
+    machine the time spent waiting for a core is left out."""
     numbers: dict[str, int] = {}
     for name, func in cases.items():
         start = time.perf_counter()
@@ -455,10 +457,10 @@ def interleaved(
         for r in range(rounds):
             for name in names[r % len(names) :] + names[: r % len(names)]:
                 func, number = cases[name], numbers[name]
-                start = time.perf_counter()
+                start = time.thread_time()
                 for _ in range(number):
                     func()
-                samples[name].append((time.perf_counter() - start) / number)
+                samples[name].append((time.thread_time() - start) / number)
     finally:
         gc.enable()
     return {name: (min(s), statistics.median(s)) for name, s in samples.items()}

@@ -517,7 +517,7 @@ def _generic_select(
 
 # The two loops below are get_labels inlined for dict objects with dict
 # metadata: labels that are a dict (or missing, which get_labels reads as {})
-# go to the dict test; anything else (attribute-style objects, other
+# go to the dict test; anything else (None, attribute-style objects, other
 # mappings, tombstones, which raise) takes get_labels and the full matcher.
 
 
@@ -531,9 +531,7 @@ def _dict_select(
             if type(obj) is dict:
                 metadata = obj.get("metadata")
                 if type(metadata) is dict:
-                    labels = metadata.get("labels")
-                    if labels is None:
-                        labels = _NO_LABELS
+                    labels = metadata.get("labels", _NO_LABELS)
                     if type(labels) is dict:
                         if test(labels):
                             keep(obj)
@@ -558,9 +556,7 @@ def _equals_select(
             if type(obj) is dict:
                 metadata = obj.get("metadata")
                 if type(metadata) is dict:
-                    labels = metadata.get("labels")
-                    if labels is None:
-                        labels = _NO_LABELS
+                    labels = metadata.get("labels", _NO_LABELS)
                     if type(labels) is dict:
                         if value == labels.get(key):
                             keep(obj)
