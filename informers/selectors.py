@@ -503,6 +503,8 @@ def _compile(requirements: tuple[LabelRequirement, ...]) -> _Compiled:
         (req,) = requirements
         if req.operator in (Operator.EQUALS, Operator.DOUBLE_EQUALS) and len(req.values) == 1:
             return _Compiled(match, _equals_select(req.key, req.values[0], match))
+    if len(tests) == 2:
+        return _Compiled(match, _pair_select(tests[0], tests[1], match))
     return _Compiled(match, _dict_select(test, match))
 
 
@@ -534,6 +536,30 @@ def _dict_select(
                     labels = metadata.get("labels", _NO_LABELS)
                     if type(labels) is dict:
                         if test(labels):
+                            keep(obj)
+                        continue
+            if match(get_labels(obj)):
+                keep(obj)
+        return out
+
+    return select
+
+
+def _pair_select(
+    first: _LabelTest, second: _LabelTest, match: Callable[[Mapping[str, str]], bool]
+) -> Callable[[Iterable[Any]], list[Any]]:
+    """_dict_select for two requirements, both tests called from the loop."""
+
+    def select(objects: Iterable[Any]) -> list[Any]:
+        out: list[Any] = []
+        keep = out.append
+        for obj in objects:
+            if type(obj) is dict:
+                metadata = obj.get("metadata")
+                if type(metadata) is dict:
+                    labels = metadata.get("labels", _NO_LABELS)
+                    if type(labels) is dict:
+                        if first(labels) and second(labels):
                             keep(obj)
                         continue
             if match(get_labels(obj)):
