@@ -5,6 +5,10 @@ evaluated client-side (same grammar as the API server, see
 Listers read the :class:`~informers.store.Indexer` under its lock and return
 new lists of shared, read-only objects. They are cheap to create and
 thread-safe. ``list()`` uses the ``namespace`` index when the cache has it.
+A selector is matched outside the store's lock, over the snapshot the store
+returned, with :meth:`LabelSelector.filter
+<informers.selectors.LabelSelector.filter>` (compiled once per selector;
+selector text is parsed once and cached, 256 most recent).
 """
 
 from __future__ import annotations
