@@ -5,10 +5,15 @@ evaluated client-side (same grammar as the API server, see
 Listers read the :class:`~informers.store.Indexer` under its lock and return
 new lists of shared, read-only objects. They are cheap to create and
 thread-safe. ``list()`` uses the ``namespace`` index when the cache has it.
+A selector is matched outside the store's lock, over the snapshot the store
+returned, with :meth:`LabelSelector.filter
+<informers.selectors.LabelSelector.filter>` (compiled once per selector;
+selector text is parsed once and cached, 256 most recent).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from informers.objects import NAMESPACE_INDEX, get_labels, get_namespace
@@ -21,18 +26,53 @@ __all__ = ["Lister", "NamespaceLister", "Selector"]
 Selector = str | LabelSelector | None
 
 
+@functools.lru_cache(maxsize=256)
+def _parse(text: str) -> LabelSelector:
+    # Selectors are immutable values, so a parsed one can be shared; a parse
+    # error is raised again on every call (lru_cache keeps only results).
+    return LabelSelector.parse(text)
+
+
 def _selector(selector: Selector) -> LabelSelector | None:
     if selector is None:
         return None
-    parsed = LabelSelector.parse(selector) if isinstance(selector, str) else selector
+    if type(selector) is str:
+        parsed = _parse(selector)
+    elif isinstance(selector, str):  # a str subclass: not cached
+        parsed = LabelSelector.parse(selector)
+    else:
+        parsed = selector
     return None if parsed.empty else parsed
 
 
 def _filter(objects: list[Any], selector: Selector) -> list[Any]:
+    """The objects whose labels match ``selector`` (``objects`` itself when it
+    is empty)."""
     sel = _selector(selector)
     if sel is None:
         return objects
-    return [o for o in objects if sel.matches(get_labels(o))]
+    if type(sel) is not LabelSelector:  # a subclass, or a duck-typed selector
+        return [o for o in objects if sel.matches(get_labels(o))]
+    return sel.filter(objects)
+
+
+def _in_namespace(objects: list[Any], namespace: str) -> list[Any]:
+    """``[o for o in objects if get_namespace(o) == namespace]``, with
+    ``get_namespace`` inlined for plain-dict objects."""
+    out: list[Any] = []
+    keep = out.append
+    for obj in objects:
+        if type(obj) is dict:
+            metadata = obj.get("metadata")
+            if type(metadata) is dict:
+                value = metadata.get("namespace")
+                if type(value) is str:
+                    if value == namespace:
+                        keep(obj)
+                    continue
+        if get_namespace(obj) == namespace:
+            keep(obj)
+    return out
 
 
 class Lister:
@@ -73,7 +113,7 @@ class NamespaceLister:
         if NAMESPACE_INDEX in self._indexer.get_indexers():
             objects = self._indexer.by_index(NAMESPACE_INDEX, self.namespace)
         else:
-            objects = [o for o in self._indexer.list() if get_namespace(o) == self.namespace]
+            objects = _in_namespace(self._indexer.list(), self.namespace)
         return _filter(objects, selector)
 
     def get(self, name: str) -> Any | None:
