@@ -465,7 +465,20 @@ def _malformed(event: object) -> tuple[str, Mapping[str, Any] | None, str | None
         return etype, obj, None
     if not isinstance(meta.get("name"), str) or not meta.get("name"):
         return etype, obj, f"a {etype} event whose object has no name (rv {_rv_of(obj) or '?'})"
+    if not _namespace_ok(meta):
+        return (
+            etype,
+            obj,
+            f"a {etype} event whose namespace is not a string (rv {_rv_of(obj) or '?'})",
+        )
     return etype, obj, None
+
+
+def _namespace_ok(meta: Mapping[str, Any]) -> bool:
+    """Whether ``metadata.namespace`` is absent, null or a string (anything
+    else has no store key)."""
+    namespace = meta.get("namespace")
+    return namespace is None or isinstance(namespace, str)
 
 
 def _decode_error(config: ReflectorConfig, problem: str) -> WatchDecodeError:
@@ -473,7 +486,8 @@ def _decode_error(config: ReflectorConfig, problem: str) -> WatchDecodeError:
 
 
 def _invalid_item(items: Sequence[Any]) -> int | None:
-    """The index of the first item without a string ``metadata.name``, or None."""
+    """The index of the first item without a string ``metadata.name`` (or
+    with a ``metadata.namespace`` that is neither null nor a string), or None."""
     # Fast path: decoded JSON is plain dicts, checked with cheap type tests;
     # anything else takes the general Mapping checks below.
     for item in items:
@@ -482,11 +496,16 @@ def _invalid_item(items: Sequence[Any]) -> int | None:
         meta = item.get("metadata")
         if type(meta) is not dict or type(meta.get("name")) is not str:
             break
+        namespace = meta.get("namespace")
+        if namespace is not None and type(namespace) is not str:
+            break
     else:
         return None
     for i, item in enumerate(items):
         meta = item.get("metadata") if isinstance(item, Mapping) else None
         if not isinstance(meta, Mapping) or not isinstance(meta.get("name"), str):
+            return i
+        if not _namespace_ok(meta):
             return i
     return None
 
@@ -540,7 +559,7 @@ def _step_listing(state: Listing, inp: Input, config: ReflectorConfig) -> Step:
             what = (
                 "a list without metadata"
                 if not isinstance(meta, Mapping)
-                else (f"a list whose item {bad} has no metadata.name")
+                else (f"a list whose item {bad} has no metadata.name or a non-string namespace")
             )
             err = _decode_error(config, what)
             return BackingOff(mem, Next.RELIST), (

@@ -193,6 +193,11 @@ def test_list_without_items_key_is_empty() -> None:
         {"metadata": {"resourceVersion": "1"}, "items": [{"spec": {}}]},
         {"metadata": {"resourceVersion": "1"}, "items": "nope"},
         {"metadata": {"resourceVersion": "1"}, "items": [{"metadata": {"name": 3}}]},
+        # a namespace that is not a string has no store key (found by fuzzing)
+        {
+            "metadata": {"resourceVersion": "1"},
+            "items": [{"metadata": {"name": "a", "namespace": []}}],
+        },
     ],
 )
 def test_malformed_list_reports_and_backs_off(bad: dict[str, Any]) -> None:
@@ -303,6 +308,9 @@ def test_event_without_rv_keeps_rv() -> None:
         {"type": "ADDED", "object": {"spec": {}}},
         {"type": "MODIFIED", "object": {"metadata": {"resourceVersion": "11"}}},
         {"type": "BOOKMARK", "object": {"metadata": {}}},
+        # found by fuzzing: the store could not key it
+        {"type": "ADDED", "object": {"metadata": {"name": "0", "namespace": []}}},
+        {"type": "DELETED", "object": {"metadata": {"name": "0", "namespace": 7}}},
     ],
 )
 def test_malformed_event_closes_reports_and_relists(event: dict[str, Any]) -> None:
