@@ -503,6 +503,7 @@ def test_informers_compact_all_is_pinned() -> None:
     for name in informers.compact.__all__:
         assert getattr(informers.compact, name) is not None, name
 
+
 SHARDING_SELECTOR_ALL = {
     "HASH_SPACE",
     "SHARD_FIELDS",
