@@ -83,6 +83,7 @@ from informers.objects import (
     meta_namespace_key,
     meta_namespace_keys,
 )
+from informers.store import checked_index_values, compute_index_values
 
 if TYPE_CHECKING:
     from informers.store import IndexedStore
@@ -488,55 +489,6 @@ _ADD_INDEXERS_ROUNDS = 5
 _BATCH_KEY_FUNCS: tuple[KeyFunc, ...] = (meta_namespace_key, deletion_handling_meta_namespace_key)
 
 
-class _IndexFuncFailedError(Exception):
-    """Internal: an index function raised or returned a bad value."""
-
-
-def _index_values(func: IndexFunc, obj: Any) -> _Values:
-    """One index function's values for ``obj``, checked: a tuple of strings
-    without duplicates."""
-    try:
-        raw: Any = func(obj)
-    except Exception as err:
-        raise _IndexFuncFailedError(f"{type(err).__name__}: {err}") from err
-    if type(raw) is list or type(raw) is tuple:
-        if len(raw) == 1 and type(raw[0]) is str:
-            return (raw[0],)
-        if not raw:
-            return _NO_VALUES
-        for value in raw:
-            if type(value) is not str:
-                raise _IndexFuncFailedError(
-                    f"index function returned a {type(value).__name__} value; values must be str"
-                )
-        return tuple(dict.fromkeys(raw))
-    raise _IndexFuncFailedError(
-        f"index function returned a {type(raw).__name__}; it must return a list of str"
-    )
-
-
-def _compute(
-    indexers: Mapping[str, IndexFunc],
-    key: str,
-    obj: Any,
-    on_error: Callable[[IndexFunctionError], None] | None = None,
-) -> dict[str, _Values]:
-    """``obj``'s values in every index; a failing function raises
-    IndexFunctionError or, with ``on_error``, is reported and gives no values."""
-    computed: dict[str, _Values] = {}
-    for name, func in indexers.items():
-        try:
-            computed[name] = _index_values(func, obj)
-        except _IndexFuncFailedError as err:
-            error = IndexFunctionError(name, key, str(err))
-            if on_error is None:
-                raise error from err.__cause__
-            error.__cause__ = err.__cause__
-            on_error(error)
-            computed[name] = _NO_VALUES
-    return computed
-
-
 class _HotObjects(LRUCache[str, Any]):
     """The LRU of decoded objects; every eviction also leaves ``mirror``
     (a plain dict with the same keys and values, read without the LRU's
@@ -815,7 +767,7 @@ class CompactStore:
         blob = self._encode_one(key, obj)
         while True:
             indexers = self._indexers
-            computed = _compute(indexers, key, obj, self._on_index_error)
+            computed = compute_index_values(indexers, key, obj, self._on_index_error)
             with self._lock:
                 if self._indexers is indexers:
                     old_hot = self._hot.get(key, _MISSING)
@@ -864,7 +816,10 @@ class CompactStore:
                 raise ObjectEncodeError(key, f"{type(err).__name__}: {err}") from err
         while True:
             indexers = self._indexers
-            computed = [(key, _compute(indexers, key, obj, on_error)) for key, obj in items.items()]
+            computed = [
+                (key, compute_index_values(indexers, key, obj, on_error))
+                for key, obj in items.items()
+            ]
             with self._lock:
                 if self._indexers is not indexers:
                     continue  # indexes were added meanwhile: compute those too
@@ -900,7 +855,7 @@ class CompactStore:
         blob = self._encode_one(key, obj)
         while True:
             indexers = self._indexers
-            computed = _compute(indexers, key, obj, self._on_index_error)
+            computed = compute_index_values(indexers, key, obj, self._on_index_error)
             with self._lock:
                 if self._indexers is indexers:
                     self._blobs[key] = blob
@@ -949,7 +904,7 @@ class CompactStore:
         rounds = 0
         while True:
             for key, blob in pending.items():
-                done[key] = (blob, _compute(new, key, self._decode(blob)))
+                done[key] = (blob, compute_index_values(new, key, self._decode(blob)))
             rounds += 1
             with self._lock:
                 self._check_conflict_locked(new)
@@ -960,7 +915,7 @@ class CompactStore:
                 if pending and rounds >= _ADD_INDEXERS_ROUNDS:
                     logger.debug("add_indexers: indexing %d objects under the lock", len(pending))
                     for key, blob in pending.items():
-                        done[key] = (blob, _compute(new, key, self._decode(blob)))
+                        done[key] = (blob, compute_index_values(new, key, self._decode(blob)))
                     pending = {}
                 if not pending:
                     self._indexers = {**self._indexers, **new}
@@ -1111,6 +1066,13 @@ class CompactStore:
                 raise UnknownIndexError(index_name)
             return builtins.list(index.get(indexed_value, ()))
 
+    def _describe(self, obj: Any) -> str:
+        """How an error message names ``obj``: its key, or ``<no key>``."""
+        try:
+            return self.key_of(obj)
+        except ObjectKeyError:
+            return "<no key>"
+
     def index(self, index_name: str, obj: Any) -> builtins.list[Any]:
         """The stored objects sharing at least one value with ``obj`` in
         ``index_name`` (each once); the index function runs on ``obj``
@@ -1118,14 +1080,7 @@ class CompactStore:
         func = self._indexers.get(index_name)
         if func is None:
             raise UnknownIndexError(index_name)
-        try:
-            wanted = _index_values(func, obj)
-        except _IndexFuncFailedError as err:
-            try:
-                described = self.key_of(obj)
-            except ObjectKeyError:
-                described = "<no key>"
-            raise IndexFunctionError(index_name, described, str(err)) from err.__cause__
+        wanted = checked_index_values(index_name, func, obj, self._describe)
         with self._lock:
             index = self._indices[index_name]
             keys: dict[str, None] = {}

@@ -188,6 +188,37 @@ def _compute(
     return computed
 
 
+def compute_index_values(
+    indexers: Mapping[str, IndexFunc],
+    key: str,
+    obj: Any,
+    on_error: Callable[[IndexFunctionError], None] | None = None,
+) -> dict[str, tuple[str, ...]]:
+    """The values of ``obj`` (stored under ``key``) in every index of
+    ``indexers``, each a tuple of strings without duplicates. A failing index
+    function (it raised, or returned something other than a list of str)
+    raises :class:`~informers.IndexFunctionError`, or, given ``on_error``, is
+    reported to it and the object gets no values in that index.
+
+    Shared by the stores of this package (the default :class:`Indexer` and
+    :class:`~informers.compact.CompactStore`) so that both check index
+    functions by one rule. Pure; runs the index functions in the caller's
+    thread."""
+    return _compute(indexers, key, obj, on_error)
+
+
+def checked_index_values(
+    index_name: str, func: IndexFunc, obj: Any, describe: Callable[[Any], str]
+) -> tuple[str, ...]:
+    """``func(obj)``, checked as :func:`compute_index_values` checks it; a
+    failure raises :class:`~informers.IndexFunctionError` naming
+    ``index_name`` and ``describe(obj)`` (called only then)."""
+    try:
+        return _index_values(func, obj)
+    except _IndexFuncFailedError as err:
+        raise IndexFunctionError(index_name, describe(obj), str(err)) from err.__cause__
+
+
 def _reindex(index: _Index, key: str, old: _Values, new: _Values) -> None:
     """Move ``key`` from the values ``old`` to the values ``new`` in ``index``,
     touching only the values that differ; a value left without keys is removed."""
@@ -490,10 +521,7 @@ class ThreadSafeStore:
         func = self._indexers.get(index_name)
         if func is None:
             raise UnknownIndexError(index_name)
-        try:
-            wanted = _index_values(func, obj)
-        except _IndexFuncFailedError as err:
-            raise IndexFunctionError(index_name, self._describe(obj), str(err)) from err.__cause__
+        wanted = checked_index_values(index_name, func, obj, self._describe)
         with self._lock:
             index = self._indices[index_name]
             items = self._items
