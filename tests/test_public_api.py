@@ -317,6 +317,7 @@ RUNTIME_ALL = {
     "is_terminal",
     # sources
     "ChannelSource",
+    "HandlerSource",
     "InformerSource",
     "PeriodicSource",
     "Sink",

@@ -52,7 +52,14 @@ from informers.runtime.predicates import (
     resource_version_changed,
 )
 from informers.runtime.request import Request, Result
-from informers.runtime.sources import ChannelSource, InformerSource, PeriodicSource, Sink, Source
+from informers.runtime.sources import (
+    ChannelSource,
+    HandlerSource,
+    InformerSource,
+    PeriodicSource,
+    Sink,
+    Source,
+)
 
 __all__ = [
     # the loop
@@ -65,6 +72,7 @@ __all__ = [
     "is_terminal",
     # sources
     "ChannelSource",
+    "HandlerSource",
     "InformerSource",
     "PeriodicSource",
     "Sink",

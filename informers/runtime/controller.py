@@ -66,7 +66,7 @@ from informers.runtime.metrics import (
     NoopControllerMetricsProvider,
 )
 from informers.runtime.request import Request, Result
-from informers.runtime.sources import InformerSource, Source, coerce_request
+from informers.runtime.sources import HandlerSource, Source, coerce_request
 from informers.workqueue import (
     MetricsProvider,
     RateLimiter,
@@ -373,7 +373,7 @@ class Controller:
     def _not_synced_reason(self, source: Source) -> str:
         timeout = "ever" if self._sync_timeout is None else f"{self._sync_timeout} s"
         reason = f"initial state not pushed after {timeout}"
-        if isinstance(source, InformerSource) and not source.informer_started():
+        if isinstance(source, HandlerSource) and not source.informer_started():
             reason += " (the informer is not started: start it, or its factory, first)"
         return reason
 

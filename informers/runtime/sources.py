@@ -53,6 +53,7 @@ from tracker.errors import ChannelClosedError, ChannelEmptyError
 
 __all__ = [
     "ChannelSource",
+    "HandlerSource",
     "InformerSource",
     "PeriodicSource",
     "Sink",
@@ -184,7 +185,111 @@ class _EnqueueHandler:
             self._push(_mapped(self._map_func, target))
 
 
-class InformerSource:
+class HandlerSource:
+    """The lifecycle of a source that is one event handler on a shared
+    informer: :meth:`start` adds the handler :meth:`add_handler` makes,
+    :meth:`stop` removes it, and the source has synced when the handler's
+    registration has (its initial state pushed into the sink).
+
+    Subclass it for a source of your own and implement :meth:`add_handler`;
+    :class:`InformerSource` is one. Thread-safe; a source starts at most once
+    and a stopped one cannot start again.
+
+    :param informer: anything with a shared informer's ``add_event_handler``.
+    :param name: for logs and errors.
+    """
+
+    def __init__(self, informer: Any, *, name: str) -> None:
+        if not callable(getattr(informer, "add_event_handler", None)):
+            raise TypeError(
+                f"informer must have add_event_handler(), {type(informer).__name__} has not"
+            )
+        self.informer = informer
+        self._name = name
+        self._lock = threading.Lock()
+        # Guarded by _lock. _registration is set once by start(); _started
+        # and _stopped only go from False to True.
+        self._registration: Any = None
+        self._started = False
+        self._stopped = False
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._name}>"
+
+    @property
+    def registration(self) -> Any:
+        """The informer's handler registration, once started (else ``None``)."""
+        with self._lock:
+            return self._registration
+
+    def add_handler(self, sink: Sink) -> Any:
+        """Add this source's handler, feeding ``sink``, to :attr:`informer`
+        and return the registration (called once, by :meth:`start`, without
+        the lock held)."""
+        raise NotImplementedError
+
+    def start(self, sink: Sink) -> None:
+        """Add the handler; its events go to ``sink``. Raises
+        :class:`~informers.errors.InformerStateError` when started twice or
+        after :meth:`stop`."""
+        with self._lock:
+            if self._stopped:
+                raise InformerStateError(f"{self._name}: source was stopped")
+            if self._started:
+                raise InformerStateError(f"{self._name}: source already started")
+            self._started = True
+        registration = self.add_handler(sink)
+        if self._keep_registration(registration):  # stop() ran while it was being added
+            registration.remove()
+        log.info("%s: source started", self._name)
+
+    def _keep_registration(self, registration: Any) -> bool:
+        """Store the registration; answers whether the source was stopped meanwhile."""
+        with self._lock:
+            self._registration = registration
+            return self._stopped
+
+    def has_synced(self) -> bool:
+        registration = self.registration
+        return registration is not None and bool(registration.has_synced())
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        """Block until the handler has synced, up to ``timeout`` seconds;
+        False if not started."""
+        registration = self.registration
+        return registration is not None and bool(registration.wait_synced(timeout))
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until the handler has delivered everything it was given."""
+        registration = self.registration
+        if registration is None or not hasattr(registration, "wait_idle"):
+            return True
+        return bool(registration.wait_idle(timeout))
+
+    def informer_started(self) -> bool:
+        """Whether the informer looks started (it has a reflector); used to
+        say why a source did not sync. True when it cannot tell."""
+        if not hasattr(self.informer, "reflector"):
+            return True
+        return self.informer.reflector is not None
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Remove the handler (joins its listener thread). Idempotent."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            registration = self._registration
+        if registration is not None:
+            registration.remove()
+        log.info("%s: source stopped", self._name)
+
+
+class InformerSource(HandlerSource):
     """Requests from a shared informer's events.
 
     :param informer: a :class:`~informers.informer.SharedIndexInformer` (or
@@ -219,86 +324,17 @@ class InformerSource:
         resync_period: float | None = None,
         name: str | None = None,
     ) -> None:
-        if not callable(getattr(informer, "add_event_handler", None)):
-            raise TypeError(
-                f"informer must have add_event_handler(), {type(informer).__name__} has not"
-            )
-        self.informer = informer
+        super().__init__(
+            informer,
+            name=name or f"informer {getattr(informer, 'name', '') or type(informer).__name__}",
+        )
         self._predicates = _predicates(predicates)
         self._map_func = _check_map_func(map_func)
         self._resync_period = resync_period
-        self._name = name or f"informer {getattr(informer, 'name', '') or type(informer).__name__}"
-        self._lock = threading.Lock()
-        # Guarded by _lock. _registration is set once by start(); _stopped
-        # only goes from False to True.
-        self._registration: Any = None
-        self._started = False
-        self._stopped = False
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def __repr__(self) -> str:
-        return f"<InformerSource {self._name}>"
-
-    @property
-    def registration(self) -> Any:
-        """The informer's handler registration, once started (else ``None``)."""
-        with self._lock:
-            return self._registration
-
-    def start(self, sink: Sink) -> None:
-        with self._lock:
-            if self._stopped:
-                raise InformerStateError(f"{self._name}: source was stopped")
-            if self._started:
-                raise InformerStateError(f"{self._name}: source already started")
-            self._started = True
+    def add_handler(self, sink: Sink) -> Any:
         handler = _EnqueueHandler(sink, self._predicates, self._map_func)
-        registration = self.informer.add_event_handler(handler, self._resync_period)
-        if self._keep_registration(registration):  # stop() ran while we were adding it
-            registration.remove()
-        log.info("%s: source started", self._name)
-
-    def _keep_registration(self, registration: Any) -> bool:
-        """Store the registration; answers whether the source was stopped meanwhile."""
-        with self._lock:
-            self._registration = registration
-            return self._stopped
-
-    def has_synced(self) -> bool:
-        registration = self.registration
-        return registration is not None and bool(registration.has_synced())
-
-    def wait_synced(self, timeout: float | None = None) -> bool:
-        registration = self.registration
-        if registration is None:
-            return False
-        return bool(registration.wait_synced(timeout))
-
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        registration = self.registration
-        if registration is None or not hasattr(registration, "wait_idle"):
-            return True
-        return bool(registration.wait_idle(timeout))
-
-    def informer_started(self) -> bool:
-        """Whether the informer looks started (it has a reflector); used to
-        say why a source did not sync. True when it cannot tell."""
-        if not hasattr(self.informer, "reflector"):
-            return True
-        return self.informer.reflector is not None
-
-    def stop(self, timeout: float | None = None) -> None:
-        with self._lock:
-            if self._stopped:
-                return
-            self._stopped = True
-            registration = self._registration
-        if registration is not None:
-            registration.remove()
-        log.info("%s: source stopped", self._name)
+        return self.informer.add_event_handler(handler, self._resync_period)
 
 
 # --------------------------------------------------------------------------- threads

@@ -28,13 +28,12 @@ thread.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from informers.errors import InformerStateError, ObjectKeyError
+from informers.errors import ObjectKeyError
 from informers.objects import DeletedFinalStateUnknown
-from informers.runtime import Request, Sink
+from informers.runtime import HandlerSource, Request, Sink
 from tracker.errors import ObjectKeyParseError
 from tracker.syncapi import ObjectKey
 
@@ -128,7 +127,7 @@ class _RelistHandler:
         self._event(obj, deleted=True)
 
 
-class RelistSource:
+class RelistSource(HandlerSource):
     """The informer source of a mirrored kind (see the module docstring).
 
     :param informer: the kind's shared informer (one handler is added on
@@ -141,81 +140,12 @@ class RelistSource:
     """
 
     def __init__(self, informer: Any, target: RelistTarget, *, name: str = "") -> None:
-        if not callable(getattr(informer, "add_event_handler", None)):
-            raise TypeError(
-                f"informer must have add_event_handler(), {type(informer).__name__} has not"
-            )
-        self.informer = informer
-        self.target = target
-        self._name = name or f"relist {getattr(informer, 'name', '') or type(informer).__name__}"
-        self._lock = threading.Lock()
-        # Guarded by _lock: the registration (set once by start); started and
-        # stopped only go from False to True.
-        self._registration: Any = None
-        self._started = False
-        self._stopped = False
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def __repr__(self) -> str:
-        return f"<RelistSource {self._name}>"
-
-    @property
-    def registration(self) -> Any:
-        """The informer's handler registration, once started (else ``None``)."""
-        with self._lock:
-            return self._registration
-
-    def start(self, sink: Sink) -> None:
-        """Add the handler to the informer; its events go to ``sink``."""
-        with self._lock:
-            if self._stopped:
-                raise InformerStateError(f"{self._name}: source was stopped")
-            if self._started:
-                raise InformerStateError(f"{self._name}: source already started")
-            self._started = True
-        registration = self.informer.add_event_handler(
-            _RelistHandler(self.target, sink, self._name)
+        super().__init__(
+            informer,
+            name=name or f"relist {getattr(informer, 'name', '') or type(informer).__name__}",
         )
-        if self._keep_registration(registration):  # stop() ran while it was being added
-            registration.remove()
-        log.info("%s: source started", self._name)
+        self.target = target
 
-    def _keep_registration(self, registration: Any) -> bool:
-        """Store the registration; answers whether the source was stopped meanwhile."""
-        with self._lock:
-            self._registration = registration
-            return self._stopped
-
-    def has_synced(self) -> bool:
-        registration = self.registration
-        return registration is not None and bool(registration.has_synced())
-
-    def wait_synced(self, timeout: float | None = None) -> bool:
-        registration = self.registration
-        return registration is not None and bool(registration.wait_synced(timeout))
-
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        registration = self.registration
-        if registration is None or not hasattr(registration, "wait_idle"):
-            return True
-        return bool(registration.wait_idle(timeout))
-
-    def informer_started(self) -> bool:
-        """Whether the informer looks started (it has a reflector)."""
-        if not hasattr(self.informer, "reflector"):
-            return True
-        return self.informer.reflector is not None
-
-    def stop(self, timeout: float | None = None) -> None:
-        """Remove the handler (joins its listener thread). Idempotent."""
-        with self._lock:
-            if self._stopped:
-                return
-            self._stopped = True
-            registration = self._registration
-        if registration is not None:
-            registration.remove()
-        log.info("%s: source stopped", self._name)
+    def add_handler(self, sink: Sink) -> Any:
+        """Add the relist-aware handler (no resync: a relist writes every key)."""
+        return self.informer.add_event_handler(_RelistHandler(self.target, sink, self.name))
