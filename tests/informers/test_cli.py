@@ -106,7 +106,9 @@ def _interrupt_when(argv: list[str], marker: str) -> tuple[int, str, str]:
 
 
 def test_ctrl_c_stops_the_demo_with_130_and_no_traceback() -> None:
-    code, out, err = _interrupt_when(["demo", "--pods", "5000"], "holds 5000 pods")
+    code, out, err = _interrupt_when(
+        ["demo", "--pods", "5000", "--duration", "600"], "holds 5000 pods"
+    )
     assert code == EXIT_INTERRUPTED, (out, err)
     assert "Traceback" not in err
     assert "kube-informers demo: interrupted" in err
