@@ -101,8 +101,10 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
     from informers.listwatch import HTTPListerWatcher
     from informers.runtime import Controller, InformerSource, Request
     from informers.sharding import (
+        HashRing,
         RingWatcher,
         ShardLease,
+        ring_key,
         shard_filter,
         shard_selector,
     )
@@ -114,9 +116,38 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
     count_lock = threading.Lock()
     reconciled = [0]
 
-    def reconcile(_request: Request) -> None:
+    #: What this replica saw happen to the ring and its own lease during the
+    #: measured run, as (seconds since the start, what): the evidence when
+    #: the replicas' totals exceed the objects (a key reconciled twice).
+    events: list[tuple[float, str]] = []
+    measuring: list[float] = []  # the start time, once measuring
+    after_change = [0]  # reconciles after the first ring change of the run
+
+    def note(what: str) -> None:
+        if measuring:
+            with count_lock:
+                events.append((round(time.perf_counter() - measuring[0], 3), what))
+
+    full_ring = HashRing(f"shard-{i}" for i in range(shards))
+    foreign = [0]  # reconciles of keys the full ring gives to another shard
+
+    def reconcile(request: Request) -> None:
+        theirs = (
+            mode == "client"
+            and full_ring.shard_for(
+                ring_key(
+                    {"metadata": {"name": request.name, "namespace": request.namespace}},
+                    "",
+                    "ConfigMap",
+                )
+            )
+            != shard
+        )
         with count_lock:
             reconciled[0] += 1
+            foreign[0] += theirs
+            if events:
+                after_change[0] += 1
 
     lease = watcher = None
     predicates: list[Any] = []
@@ -130,10 +161,18 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
         shard_range = even_shard_selector(int(shard.rpartition("-")[2]), shards)
     else:
         selector = ""
-        lease = ShardLease(api, "default", RING, shard)
+        lease = ShardLease(
+            api,
+            "default",
+            RING,
+            shard,
+            on_ready=lambda: note("lease held"),
+            on_lost=lambda: note("lease lost"),
+        )
         watcher = RingWatcher(api, "default", RING)
         full = threading.Event()
         watcher.add_callback(lambda _o, new: full.set() if len(new) == shards else None)
+        watcher.add_callback(lambda _o, new: note(f"ring {list(new.shards)}"))
         lease.start()
         watcher.start()
         assert lease.wait_ready(30)
@@ -149,10 +188,13 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
     )
     ready()
     started = time.perf_counter()
+    measuring.append(started)
     informer.start()
     controller.start()  # waits for the informer's initial list
     assert controller.wait_idle(600)
     elapsed = time.perf_counter() - started
+    with count_lock:
+        seen = list(events)
     print(
         json.dumps(
             {
@@ -162,6 +204,9 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
                 "cached": len(informer.get_store().list()),
                 "rss_kib": rss_kib(),
                 "baseline_kib": baseline,
+                "events": seen,
+                "after_change": after_change[0],
+                "foreign": foreign[0],
             }
         ),
         flush=True,
@@ -171,6 +216,7 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
     if watcher is not None and lease is not None:
         watcher.stop()
         lease.stop(10)
+        print(json.dumps({"released": round(time.perf_counter() - started, 3)}), file=sys.stderr)
     api.close()
 
 
