@@ -211,12 +211,17 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
         ),
         flush=True,
     )
+    # Keep the lease until every replica has reported: releasing it now
+    # would take this shard out of the ring of a replica still working
+    # through its initial list, which would then (correctly) take over this
+    # shard's keys and reconcile them again: a handover, counted as double
+    # reconciles (issue 12).
+    sys.stdin.readline()
     controller.stop()
     informer.stop()
     if watcher is not None and lease is not None:
         watcher.stop()
         lease.stop(10)
-        print(json.dumps({"released": round(time.perf_counter() - started, 3)}), file=sys.stderr)
     api.close()
 
 
@@ -269,8 +274,9 @@ def ready() -> None:
 
 
 def start_together(argvs: list[list[str]]) -> list[dict[str, Any]]:
-    """Run one child per argument list, start them together (:func:`ready`)
-    and collect the JSON line each prints last."""
+    """Run one child per argument list, start them together (:func:`ready`),
+    collect the JSON line each prints, then tell them all to stop (a replica
+    keeps its lease until then) and wait for them."""
     procs = [
         subprocess.Popen(
             [sys.executable, __file__, *argv],
@@ -290,8 +296,12 @@ def start_together(argvs: list[list[str]]) -> list[dict[str, Any]]:
         proc.stdin.flush()
     results = []
     for proc in procs:
-        out, _ = proc.communicate(timeout=900)
-        results.append(json.loads(out.strip().splitlines()[-1]))
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        results.append(json.loads(line))
+    for proc in procs:  # every child has reported: replicas may now stop
+        with contextlib.suppress(BrokenPipeError):  # floor children exit at once
+            proc.communicate("stop\n", timeout=900)
     return results
 
 
