@@ -179,7 +179,7 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
         assert watcher.wait_synced(30)
         if len(watcher.ring()) != shards:
             assert full.wait(60)
-        predicates = [shard_filter(watcher, shard, "", "ConfigMap")]
+        predicates = [shard_filter(watcher, shard, "", "ConfigMap", lease=lease)]
     informer = SharedIndexInformer(
         HTTPListerWatcher(api, CONFIGMAPS, label_selector=selector, shard_selector=shard_range)
     )
@@ -381,8 +381,19 @@ def main() -> None:
                     total = sum(r["reconciled"] for r in results)
                     growth = sum(r["rss_kib"] - r["baseline_kib"] for r in results) / n
                     b = best.setdefault(
-                        n, {"rate": 0.0, "cpu": 0.0, "served": 0.0, "cache": growth, "most": 0}
+                        n,
+                        {
+                            "rate": 0.0,
+                            "cpu": 0.0,
+                            "served": 0.0,
+                            "cache": growth,
+                            "most": 0,
+                            "foreign": 0,
+                            "changes": [],
+                        },
                     )
+                    b["foreign"] = max(b["foreign"], sum(r.get("foreign", 0) for r in results))
+                    b["changes"] += [(r["shard"], e) for r in results for e in r.get("events", [])]
                     if total / wall > b["rate"]:
                         b["rate"], b["results"] = total / wall, results
                     b["cpu"], b["served"] = max(b["cpu"], cpu), max(b["served"], served)
@@ -404,6 +415,11 @@ def main() -> None:
                 )
                 for r in b["results"]:
                     print(f"      {r['shard']}: {r['reconciled']:,} in {r['seconds']:.2f} s")
+                if b["most"] > count or b["changes"]:
+                    print(
+                        f"      !! reconciles of another shard's keys: {b['foreign']:,};"
+                        f" ring or lease changes seen mid-run: {b['changes']}"
+                    )
             print(
                 f"  floor rates before the {mode} runs, best (objects/s): "
                 + ", ".join(
