@@ -11,7 +11,14 @@ from typing import Any
 from sharding_helpers import RingRecorder
 
 from informers.informer import ResourceEventHandlerFuncs
-from informers.sharding import RingWatcher, ShardLease, ring_key, shard_filter
+from informers.resources import LEASES
+from informers.sharding import (
+    RING_LABEL,
+    RingWatcher,
+    ShardLease,
+    ring_key,
+    shard_filter,
+)
 from informers.testing import ApiServer, FakeClock
 
 DURATION, DEADLINE, RETRY = 15.0, 10.0, 2.0
@@ -145,3 +152,51 @@ def test_a_stalled_shard_stops_owning_before_another_takes_its_keys(
         wy.stop()
         client.close()
         stalled.close()
+
+
+def lease_of(name: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": "default", "labels": {RING_LABEL: "web"}},
+        "spec": {"holderIdentity": name, "leaseDurationSeconds": int(DURATION)},
+    }
+
+
+def test_a_lagging_lease_watch_does_not_drop_a_shard_that_renews(
+    api_server: ApiServer,
+) -> None:
+    # the observer's watch delivers nothing while shard-x keeps renewing and
+    # shard-z, which has died, does not: by its watch alone both look
+    # expired a lease duration after it last saw them; the fresh read before
+    # dropping one finds shard-x's renewals. The test renews shard-x itself,
+    # through the emulator's object API, on the fake clock's beat.
+    clock = FakeClock()
+    client = api_server.api_client()
+    lease = api_server.create(LEASES, lease_of("shard-x"))
+    api_server.create(LEASES, lease_of("shard-z"))
+    watcher = RingWatcher(client, "default", "web", lease_duration=DURATION, clock=clock)
+    recorder = RingRecorder(watcher)
+    try:
+        watcher.start()
+        assert recorder.wait_for(lambda r: len(r) == 2)
+        api_server.stall_watches(600)
+        beats = int(DURATION / RETRY) + 1
+        for beat in range(beats):
+            clock.advance(RETRY)
+            lease["spec"]["renewTime"] = f"2026-01-01T00:00:{beat:02d}.000000Z"
+            lease = api_server.update(LEASES, lease)
+        assert clock.now() - 1000.0 > DURATION  # both due by the watch alone
+        # one computation drops shard-z and keeps shard-x
+        assert recorder.wait_for(lambda r: r.shards == ("shard-x",))
+        full = next(i for i, r in enumerate(recorder.rings) if len(r) == 2)
+        assert all("shard-x" in r for r in recorder.rings[full:])  # never dropped
+        confirmed = clock.now()  # the fresh read was made at this time or later
+
+        # shard-x stops renewing: a lease duration after the read, the
+        # next read finds it unchanged and the watcher drops it
+        clock.advance(DURATION + 0.5)
+        assert recorder.wait_for(lambda r: len(r) == 0)
+        assert clock.now() >= confirmed + DURATION
+    finally:
+        api_server.clear_faults()
+        watcher.stop()
+        client.close()
