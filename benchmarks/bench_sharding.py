@@ -12,7 +12,12 @@ Two routing modes:
 ``client``
     every replica watches everything and filters by the ring of the shard
     Leases it sees (each replica holds a Lease and waits for the full ring
-    before it starts its controller).
+    before it starts its controller, and keeps the Lease until every
+    replica has reported: released earlier, it would hand its keys to a
+    replica still working, which would reconcile them again). Each replica
+    also reports the ring and lease changes it saw while measured and its
+    reconciles of keys the full ring gives to another shard; the summary
+    prints them when there are any (issue 12).
 ``selector``
     server-side sharding (KEP-5866 ``shardSelector``, alpha; the emulator
     with ``sharded_list_and_watch``): replica ``i`` of ``N`` lists and
