@@ -12,7 +12,12 @@ Two routing modes:
 ``client``
     every replica watches everything and filters by the ring of the shard
     Leases it sees (each replica holds a Lease and waits for the full ring
-    before it starts its controller).
+    before it starts its controller, and keeps the Lease until every
+    replica has reported: released earlier, it would hand its keys to a
+    replica still working, which would reconcile them again). Each replica
+    also reports the ring and lease changes it saw while measured and its
+    reconciles of keys the full ring gives to another shard; the summary
+    prints them when there are any (issue 12).
 ``selector``
     server-side sharding (KEP-5866 ``shardSelector``, alpha; the emulator
     with ``sharded_list_and_watch``): replica ``i`` of ``N`` lists and
@@ -101,8 +106,10 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
     from informers.listwatch import HTTPListerWatcher
     from informers.runtime import Controller, InformerSource, Request
     from informers.sharding import (
+        HashRing,
         RingWatcher,
         ShardLease,
+        ring_key,
         shard_filter,
         shard_selector,
     )
@@ -114,9 +121,38 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
     count_lock = threading.Lock()
     reconciled = [0]
 
-    def reconcile(_request: Request) -> None:
+    #: What this replica saw happen to the ring and its own lease during the
+    #: measured run, as (seconds since the start, what): the evidence when
+    #: the replicas' totals exceed the objects (a key reconciled twice).
+    events: list[tuple[float, str]] = []
+    measuring: list[float] = []  # the start time, once measuring
+    after_change = [0]  # reconciles after the first ring change of the run
+
+    def note(what: str) -> None:
+        if measuring:
+            with count_lock:
+                events.append((round(time.perf_counter() - measuring[0], 3), what))
+
+    full_ring = HashRing(f"shard-{i}" for i in range(shards))
+    foreign = [0]  # reconciles of keys the full ring gives to another shard
+
+    def reconcile(request: Request) -> None:
+        theirs = (
+            mode == "client"
+            and full_ring.shard_for(
+                ring_key(
+                    {"metadata": {"name": request.name, "namespace": request.namespace}},
+                    "",
+                    "ConfigMap",
+                )
+            )
+            != shard
+        )
         with count_lock:
             reconciled[0] += 1
+            foreign[0] += theirs
+            if events:
+                after_change[0] += 1
 
     lease = watcher = None
     predicates: list[Any] = []
@@ -130,17 +166,25 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
         shard_range = even_shard_selector(int(shard.rpartition("-")[2]), shards)
     else:
         selector = ""
-        lease = ShardLease(api, "default", RING, shard)
+        lease = ShardLease(
+            api,
+            "default",
+            RING,
+            shard,
+            on_ready=lambda: note("lease held"),
+            on_lost=lambda: note("lease lost"),
+        )
         watcher = RingWatcher(api, "default", RING)
         full = threading.Event()
         watcher.add_callback(lambda _o, new: full.set() if len(new) == shards else None)
+        watcher.add_callback(lambda _o, new: note(f"ring {list(new.shards)}"))
         lease.start()
         watcher.start()
         assert lease.wait_ready(30)
         assert watcher.wait_synced(30)
         if len(watcher.ring()) != shards:
             assert full.wait(60)
-        predicates = [shard_filter(watcher, shard, "", "ConfigMap")]
+        predicates = [shard_filter(watcher, shard, "", "ConfigMap", lease=lease)]
     informer = SharedIndexInformer(
         HTTPListerWatcher(api, CONFIGMAPS, label_selector=selector, shard_selector=shard_range)
     )
@@ -149,10 +193,13 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
     )
     ready()
     started = time.perf_counter()
+    measuring.append(started)
     informer.start()
     controller.start()  # waits for the informer's initial list
     assert controller.wait_idle(600)
     elapsed = time.perf_counter() - started
+    with count_lock:
+        seen = list(events)
     print(
         json.dumps(
             {
@@ -162,10 +209,19 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
                 "cached": len(informer.get_store().list()),
                 "rss_kib": rss_kib(),
                 "baseline_kib": baseline,
+                "events": seen,
+                "after_change": after_change[0],
+                "foreign": foreign[0],
             }
         ),
         flush=True,
     )
+    # Keep the lease until every replica has reported: releasing it now
+    # would take this shard out of the ring of a replica still working
+    # through its initial list, which would then (correctly) take over this
+    # shard's keys and reconcile them again: a handover, counted as double
+    # reconciles (issue 12).
+    sys.stdin.readline()
     controller.stop()
     informer.stop()
     if watcher is not None and lease is not None:
@@ -223,8 +279,9 @@ def ready() -> None:
 
 
 def start_together(argvs: list[list[str]]) -> list[dict[str, Any]]:
-    """Run one child per argument list, start them together (:func:`ready`)
-    and collect the JSON line each prints last."""
+    """Run one child per argument list, start them together (:func:`ready`),
+    collect the JSON line each prints, then tell them all to stop (a replica
+    keeps its lease until then) and wait for them."""
     procs = [
         subprocess.Popen(
             [sys.executable, __file__, *argv],
@@ -244,8 +301,12 @@ def start_together(argvs: list[list[str]]) -> list[dict[str, Any]]:
         proc.stdin.flush()
     results = []
     for proc in procs:
-        out, _ = proc.communicate(timeout=900)
-        results.append(json.loads(out.strip().splitlines()[-1]))
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        results.append(json.loads(line))
+    for proc in procs:  # every child has reported: replicas may now stop
+        with contextlib.suppress(BrokenPipeError):  # floor children exit at once
+            proc.communicate("stop\n", timeout=900)
     return results
 
 
@@ -325,8 +386,19 @@ def main() -> None:
                     total = sum(r["reconciled"] for r in results)
                     growth = sum(r["rss_kib"] - r["baseline_kib"] for r in results) / n
                     b = best.setdefault(
-                        n, {"rate": 0.0, "cpu": 0.0, "served": 0.0, "cache": growth, "most": 0}
+                        n,
+                        {
+                            "rate": 0.0,
+                            "cpu": 0.0,
+                            "served": 0.0,
+                            "cache": growth,
+                            "most": 0,
+                            "foreign": 0,
+                            "changes": [],
+                        },
                     )
+                    b["foreign"] = max(b["foreign"], sum(r.get("foreign", 0) for r in results))
+                    b["changes"] += [(r["shard"], e) for r in results for e in r.get("events", [])]
                     if total / wall > b["rate"]:
                         b["rate"], b["results"] = total / wall, results
                     b["cpu"], b["served"] = max(b["cpu"], cpu), max(b["served"], served)
@@ -348,6 +420,11 @@ def main() -> None:
                 )
                 for r in b["results"]:
                     print(f"      {r['shard']}: {r['reconciled']:,} in {r['seconds']:.2f} s")
+                if b["most"] > count or b["changes"]:
+                    print(
+                        f"      !! reconciles of another shard's keys: {b['foreign']:,};"
+                        f" ring or lease changes seen mid-run: {b['changes']}"
+                    )
             print(
                 f"  floor rates before the {mode} runs, best (objects/s): "
                 + ", ".join(

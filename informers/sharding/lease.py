@@ -141,7 +141,14 @@ class ShardLeaseLock:
     (set on create and kept on every update). Raw JSON through a
     :class:`~informers.transport.Transport` (or a ``kubernetes`` API client).
 
-    Thread-safe: one lock guards the remembered object; requests run outside it.
+    It also remembers when (on ``clock``) the last write that made the
+    shard its Lease's holder was *sent* (:meth:`renewed_at`): the holder
+    cannot have renewed later than that, and any observer saw the record
+    only after it was written, so ``renewed_at() + renew_deadline`` is a
+    moment before any observer can count the Lease as expired.
+
+    Thread-safe: one lock guards the remembered object and time; requests
+    run outside it.
     """
 
     def __init__(
@@ -152,6 +159,7 @@ class ShardLeaseLock:
         ring: str,
         *,
         read_timeout: float = 10.0,
+        clock: Clock = REAL_CLOCK,
     ) -> None:
         if not namespace or not name or not ring:
             raise ValueError("a shard lease needs a namespace, a name and a ring")
@@ -160,12 +168,30 @@ class ShardLeaseLock:
         self._read_timeout = float(read_timeout)
         self._collection = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
         self._lock = threading.Lock()
+        self._clock = clock
         #: The last object read or written (None before the first or after a
         #: 404); guarded by _lock; never mutated, only replaced.
         self._last: Mapping[str, Any] | None = None
+        #: When the last successful write naming this shard the holder was
+        #: sent (local clock), None before one; guarded by _lock; only grows.
+        self._renewed_at: float | None = None
 
     def describe(self) -> str:
         return f"{self._namespace}/{self._name}"
+
+    def renewed_at(self) -> float | None:
+        """The local time the last successful create or update that named
+        this shard the holder was sent, or ``None`` before one."""
+        with self._lock:
+            return self._renewed_at
+
+    def _wrote(self, record: LeaderElectionRecord, sent: float, obj: Any) -> LockState:
+        state = self._remember(obj)
+        if record.holder_identity == self._name:
+            with self._lock:
+                if self._renewed_at is None or sent > self._renewed_at:
+                    self._renewed_at = sent
+        return state
 
     def _timeout(self, timeout: float | None) -> float:
         return (
@@ -200,10 +226,11 @@ class ShardLeaseLock:
             },
             "spec": record.to_spec(),
         }
+        sent = self._clock.now()
         obj = self._transport.request(
             "POST", self._collection, body=body, read_timeout=self._timeout(timeout)
         ).json()
-        return self._remember(obj)
+        return self._wrote(record, sent, obj)
 
     def update(
         self, record: LeaderElectionRecord, resource_version: str, *, timeout: float | None = None
@@ -227,13 +254,14 @@ class ShardLeaseLock:
         spec = dict(old_spec) if isinstance(old_spec, Mapping) else {}
         spec.update(record.to_spec())
         base.update(apiVersion="coordination.k8s.io/v1", kind="Lease", metadata=metadata, spec=spec)
+        sent = self._clock.now()
         obj = self._transport.request(
             "PUT",
             f"{self._collection}/{self._name}",
             body=base,
             read_timeout=self._timeout(timeout),
         ).json()
-        return self._remember(obj)
+        return self._wrote(record, sent, obj)
 
 
 class ShardLease:
@@ -245,8 +273,18 @@ class ShardLease:
     counts as lost (:meth:`is_ready` turns false, ``on_lost`` is called)
     and the replica tries to acquire it again.
 
-    ``on_ready()`` / ``on_lost()`` are called on the lease's threads,
-    outside any lock; exceptions are logged.
+    :meth:`is_ready` is judged by the clock, not only by the elector's
+    threads: it is false from ``renew_deadline`` after the last successful
+    renewal was sent (:meth:`ready_until`) even when the thread that would
+    notice is starved of CPU. Observers drop the shard only a full lease
+    duration after they saw that renewal (:func:`lease_state`), so a
+    replica that acts only while :meth:`is_ready` stops owning its keys at
+    least ``lease_duration - renew_deadline`` before another shard can take
+    them, on clocks that run at the same rate.
+
+    ``on_ready()`` / ``on_lost()``, and the callbacks added with
+    :meth:`add_ready_callback`, are called on the lease's threads, outside
+    any lock; exceptions are logged.
 
     :meth:`start` runs a thread named ``shard-lease-<ring>-<shard>``;
     :meth:`stop` ends it, releases the Lease (so observers see it dead at
@@ -268,7 +306,7 @@ class ShardLease:
         clock: Clock = REAL_CLOCK,
     ) -> None:
         self._shard, self._ring = shard, ring
-        self._lock_obj = ShardLeaseLock(client, namespace, shard, ring)
+        self._lock_obj = ShardLeaseLock(client, namespace, shard, ring, clock=clock)
         self._config = LeaderElectionConfig(
             lock=self._lock_obj,
             identity=shard,
@@ -285,6 +323,8 @@ class ShardLease:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None  # guarded by _lock
         self._stop = threading.Event()  # guarded by _lock (replaced by start)
+        #: Called on every acquisition; guarded by _lock (copied before calling).
+        self._ready_callbacks: list[Callable[[], None]] = []
 
     @property
     def shard(self) -> str:
@@ -299,9 +339,32 @@ class ShardLease:
         """The election settings the lease is renewed with."""
         return self._config
 
+    def ready_until(self) -> float | None:
+        """The local time until which this replica may act on its keys (the
+        last successful renewal's send time plus ``renew_deadline``), or
+        ``None`` while the Lease is not held."""
+        renewed = self._lock_obj.renewed_at()
+        if not self._ready.is_set() or renewed is None:
+            return None
+        return renewed + self._config.renew_deadline
+
     def is_ready(self) -> bool:
-        """True while this replica holds its Lease (within its renew deadline)."""
-        return self._ready.is_set()
+        """True while this replica holds its Lease and is within the renew
+        deadline of its last successful renewal (by the clock)."""
+        until = self.ready_until()
+        return until is not None and self._clock.now() < until
+
+    def add_ready_callback(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` each time the Lease is (re)acquired, after
+        ``on_ready`` (on the lease's thread; exceptions are logged)."""
+        with self._lock:
+            self._ready_callbacks.append(callback)
+
+    def remove_ready_callback(self, callback: Callable[[], None]) -> None:
+        """Stop calling ``callback`` (no error when it was not added)."""
+        with self._lock:
+            if callback in self._ready_callbacks:
+                self._ready_callbacks.remove(callback)
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Block until the Lease is held (True) or ``timeout`` passed."""
@@ -319,6 +382,10 @@ class ShardLease:
         self._ready.set()
         log.info("shard %s/%s holds its lease", self._ring, self._shard)
         self._call(self._on_ready, "on_ready")
+        with self._lock:
+            callbacks = list(self._ready_callbacks)
+        for callback in callbacks:
+            self._call(callback, "ready callback")
         stop.wait()
         self._ready.clear()
         log.info("shard %s/%s no longer holds its lease", self._ring, self._shard)

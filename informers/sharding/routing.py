@@ -9,13 +9,23 @@ requests whose ring key falls on its own shard.
 * :class:`RingChangeSource` is a :class:`~informers.runtime.Source` that,
   each time the ring changes, enqueues the objects of an informer's cache
   that this shard owns now and did not own before: a shard that takes over
-  keys reconciles them without waiting for their next event.
+  keys reconciles them without waiting for their next event. Given the
+  shard's :class:`~informers.sharding.ShardLease`, it enqueues nothing while
+  the lease is not ready and, each time the lease is (re)acquired, every
+  object this shard owns (events the filter dropped while the lease was not
+  ready are not lost).
+
+Safety when a replica falls behind: the filter owns nothing once the
+replica's own renewal is ``renew_deadline`` old (by its clock, see
+:meth:`~informers.sharding.ShardLease.is_ready`), while other replicas take
+its keys only a full lease duration after they saw that renewal, so a late
+replica stops before anyone takes over (pass ``lease=`` to both).
 
 This mode costs every replica the memory of the whole cache; the
 label-based mode (:mod:`informers.sharding.labels`) does not, and is the one
-that never lets two shards work on one object at once (here a replica that
-sees a new ring earlier than another may start on a key the other is still
-finishing; keep reconciles idempotent, as always).
+that never lets two shards work on one object at once (here, when a shard
+*joins*, a replica that sees the new ring earlier than another may start on
+a key the other is still finishing; keep reconciles idempotent, as always).
 """
 
 from __future__ import annotations
@@ -95,6 +105,9 @@ class RingChangeSource:
     that ``shard`` owns in the new ring but not in the old one (through
     ``map_func``, default the object's own request). With ``shard=None``
     it enqueues every object whose shard changed (what a sharder needs).
+    With ``lease`` (this shard's), it enqueues nothing while the lease is
+    not ready, and every object the shard owns each time the lease is
+    (re)acquired (pushed on the lease's thread).
 
     No thread of its own: the ring watcher's thread pushes into the sink.
     It counts as synced at once. :meth:`stop` unregisters from the watcher
@@ -111,8 +124,12 @@ class RingChangeSource:
         *,
         map_func: Callable[[Any], list[Request]] | None = None,
         name: str | None = None,
+        lease: ShardLease | None = None,
     ) -> None:
+        if lease is not None and shard is None:
+            raise ValueError("a lease belongs to one shard: pass shard with lease")
         self._watcher, self._informer, self._shard = ring_watcher, informer, shard
+        self._lease = lease
         self._group, self._kind = group, kind
         self._map = map_func or request_for_object
         self._name = name or f"ring-change-{ring_watcher.name}-{shard or 'all'}"
@@ -132,6 +149,8 @@ class RingChangeSource:
                 raise InformerStateError(f"source {self._name} was started already")
             self._started, self._sink = True, sink
         self._watcher.add_callback(self._changed)
+        if self._lease is not None:
+            self._lease.add_ready_callback(self._acquired)
 
     def has_synced(self) -> bool:
         with self._cond:
@@ -146,6 +165,8 @@ class RingChangeSource:
 
     def stop(self, timeout: float | None = None) -> None:
         self._watcher.remove_callback(self._changed)
+        if self._lease is not None:
+            self._lease.remove_ready_callback(self._acquired)
         with self._cond:
             self._stopped = True
             self._cond.wait_for(lambda: self._busy == 0, timeout)
@@ -156,7 +177,10 @@ class RingChangeSource:
         except ValueError:
             return None
 
-    def _changed(self, old: HashRing, new: HashRing) -> None:
+    def _push(self, old: HashRing | None, new: HashRing, what: str) -> None:
+        """Enqueue the cached objects whose owner in ``new`` is this shard
+        (any shard when ``shard`` is None) and differs from ``old`` (every
+        one it owns when ``old`` is None)."""
         with self._cond:
             if self._stopped or self._sink is None:
                 return
@@ -165,13 +189,22 @@ class RingChangeSource:
         try:
             moved = 0
             for obj in self._informer.get_store().list():
-                now, before = self._owner(new, obj), self._owner(old, obj)
-                if now != before and (self._shard is None or now == self._shard):
+                now = self._owner(new, obj)
+                before = None if old is None else self._owner(old, obj)
+                if (old is None or now != before) and (self._shard is None or now == self._shard):
                     for request in self._map(obj):
                         sink.add(request)
                     moved += 1
-            log.debug("shard %s took over %d objects", self._shard, moved)
+            log.debug("shard %s: %s, %d objects enqueued", self._shard, what, moved)
         finally:
             with self._cond:
                 self._busy -= 1
                 self._cond.notify_all()
+
+    def _changed(self, old: HashRing, new: HashRing) -> None:
+        if self._lease is not None and not self._lease.is_ready():
+            return  # owns nothing now; the next acquisition enqueues all it owns
+        self._push(old, new, "the ring changed")
+
+    def _acquired(self) -> None:
+        self._push(None, self._watcher.ring(), "its lease was acquired")

@@ -52,6 +52,16 @@ class RingWatcher:
     Lease's state is due to change without any event (expiry by age), and
     deletes Leases that are ``ORPHANED`` (dead for ``orphan_grace``).
 
+    A shard leaves the ring by age alone (its Lease held but unchanged for
+    a lease duration) only after a fresh read of its Lease confirms it was
+    not renewed: the watch may lag behind the server (a busy process, a
+    stalled stream), and a lagging watch would otherwise make a live shard
+    look expired and hand its keys to this replica while it still works on
+    them. Leader election reads the Lease before taking over for the same
+    reason. When the read fails the shard stays in the ring and the read is
+    retried (``confirm_retry`` seconds later): this replica cannot reach
+    the server then, and cannot renew its own Lease either.
+
     :meth:`start` starts the informer and the thread and returns at once;
     :meth:`wait_synced` waits until the first ring was computed from the
     initial list; :meth:`stop` stops and joins both.
@@ -68,8 +78,10 @@ class RingWatcher:
         virtual_nodes: int = DEFAULT_VIRTUAL_NODES,
         clock: Clock = REAL_CLOCK,
         metrics: ShardingMetrics = NOOP_SHARDING_METRICS,
+        confirm_retry: float = 1.0,
     ) -> None:
         self._name = ring
+        self._confirm_retry = float(confirm_retry)
         self._namespace = namespace
         self._lease_duration = float(lease_duration)
         self._orphan_grace = float(orphan_grace)
@@ -176,10 +188,49 @@ class RingWatcher:
                 due = at
         return HashRing(ready, virtual_nodes=self._virtual_nodes), orphans, due
 
+    def _path(self, name: str) -> str:
+        return f"/apis/coordination.k8s.io/v1/namespaces/{self._namespace}/leases/{name}"
+
+    def _expiring(self, old: HashRing, new: HashRing) -> list[str]:
+        """The shards of ``old`` missing from ``new`` only by age: their
+        observed Lease is still held by them (not released, not deleted)."""
+        with self._lock:
+            observed = dict(self._observed)
+        return [
+            name
+            for name in old.shards
+            if name not in new
+            and name in observed
+            and observed[name].record.holder_identity == name
+        ]
+
+    def _confirm(self, names: list[str]) -> list[str]:
+        """Read each Lease in ``names`` fresh and observe it (a renewal the
+        watch has not delivered yet makes it ready again); the names whose
+        read failed."""
+        failed = []
+        for name in names:
+            try:
+                obj = self._transport.request("GET", self._path(name), read_timeout=10.0).json()
+            except NotFoundError:
+                with self._lock:
+                    self._observed.pop(name, None)
+                continue
+            except Exception as exc:  # noqa: BLE001 - logged; the shard stays, retried
+                log.warning(
+                    "ring %s: cannot confirm that shard %s expired (%s); kept in the ring",
+                    self._name,
+                    name,
+                    exc,
+                )
+                failed.append(name)
+                continue
+            self._saw(obj)
+        return failed
+
     def _delete_orphan(self, name: str) -> None:
-        path = f"/apis/coordination.k8s.io/v1/namespaces/{self._namespace}/leases/{name}"
         try:
-            self._transport.request("DELETE", path, read_timeout=10.0)
+            self._transport.request("DELETE", self._path(name), read_timeout=10.0)
             log.info("ring %s: deleted orphaned shard lease %s", self._name, name)
         except NotFoundError:
             pass
@@ -200,6 +251,15 @@ class RingWatcher:
                 continue
             self._wake.clear()
             ring, orphans, due = self._compute()
+            expiring = self._expiring(self.ring(), ring)
+            if expiring:
+                kept = self._confirm(expiring)
+                ring, orphans, due = self._compute()
+                for name in kept:
+                    ring = ring.with_shard(name)
+                if kept:
+                    retry = self._clock.now() + self._confirm_retry
+                    due = retry if due is None else min(due, retry)
             for name in orphans:
                 self._delete_orphan(name)
             with self._lock:
