@@ -78,11 +78,24 @@ def test_bad_arguments_are_argparse_errors(
     assert "Traceback" not in err
 
 
+#: ``python -m informers.cli`` with Ctrl-C restored to KeyboardInterrupt first.
+_WITH_SIGINT = (
+    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "runpy.run_module('informers.cli', run_name='__main__', alter_sys=True)"
+)
+
+
 def _interrupt_when(argv: list[str], marker: str) -> tuple[int, str, str]:
-    """Run the command in a child, send SIGINT once ``marker`` is printed."""
+    """Run the command in a child, send SIGINT once ``marker`` is printed.
+
+    The child starts with Ctrl-C raising KeyboardInterrupt, as in a
+    terminal's foreground: a test run started in the background by a
+    shell without job control (``.ci/run &``) inherits SIGINT ignored, and
+    Python then raises no KeyboardInterrupt, so Ctrl-C would be tested
+    against a process that cannot see it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "informers.cli", *argv],
+        [sys.executable, "-c", _WITH_SIGINT, *argv],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
