@@ -83,7 +83,7 @@ from informers.objects import (
     meta_namespace_key,
     meta_namespace_keys,
 )
-from informers.store import checked_index_values, compute_index_values
+from informers.store import checked_index_values, checked_key, compute_index_values
 
 if TYPE_CHECKING:
     from informers.store import IndexedStore
@@ -645,17 +645,7 @@ class CompactStore:
         """The key of ``obj`` under this store's key function; raises
         :class:`~informers.ObjectKeyError` as :meth:`Indexer.key_of
         <informers.store.Indexer.key_of>` does. Takes no lock."""
-        try:
-            key = self._key_func(obj)
-        except ObjectKeyError:
-            raise
-        except Exception as err:
-            raise ObjectKeyError(
-                f"key function failed for a {type(obj).__name__}: {type(err).__name__}: {err}"
-            ) from err
-        if type(key) is not str:
-            raise ObjectKeyError(f"key function returned a {type(key).__name__}, not a str")
-        return key
+        return checked_key(self._key_func, obj)
 
     def _encode_one(self, key: str, obj: Any) -> bytes:
         try:

@@ -188,6 +188,23 @@ def _compute(
     return computed
 
 
+def checked_key(key_func: KeyFunc, obj: Any) -> str:
+    """``key_func(obj)``, checked: raises :class:`~informers.ObjectKeyError`
+    when the key function fails (whatever it raised is chained) or returns
+    something other than a string. Shared by the stores of this package."""
+    try:
+        key = key_func(obj)
+    except ObjectKeyError:
+        raise
+    except Exception as err:
+        raise ObjectKeyError(
+            f"key function failed for a {type(obj).__name__}: {type(err).__name__}: {err}"
+        ) from err
+    if type(key) is not str:
+        raise ObjectKeyError(f"key function returned a {type(key).__name__}, not a str")
+    return key
+
+
 def compute_index_values(
     indexers: Mapping[str, IndexFunc],
     key: str,
@@ -593,17 +610,7 @@ class Indexer(ThreadSafeStore):
         :class:`~informers.ObjectKeyError` when the key function fails
         (whatever it raised is chained) or returns something other than a
         string. Takes no lock."""
-        try:
-            key = self._key_func(obj)
-        except ObjectKeyError:
-            raise
-        except Exception as err:
-            raise ObjectKeyError(
-                f"key function failed for a {type(obj).__name__}: {type(err).__name__}: {err}"
-            ) from err
-        if type(key) is not str:
-            raise ObjectKeyError(f"key function returned a {type(key).__name__}, not a str")
-        return key
+        return checked_key(self._key_func, obj)
 
     def _describe(self, obj: Any) -> str:
         try:
