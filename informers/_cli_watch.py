@@ -67,7 +67,12 @@ def index_by_path(path: str) -> Any:
         for part in parts:
             if isinstance(value, dict):
                 value = value.get(part)
-            elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            elif (
+                isinstance(value, list)
+                and part.isdigit()
+                and part.isascii()
+                and int(part) < len(value)
+            ):
                 value = value[int(part)]
             else:
                 return []

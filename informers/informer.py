@@ -371,7 +371,7 @@ class SharedIndexInformer:
         if isinstance(target, Mapping):
             target = get_resource_version(target)
         text = str(target)
-        if not text.isdigit():
+        if not (text.isdigit() and text.isascii()):
             return False
         want = int(text)
         deadline = REAL_CLOCK.now() + timeout
@@ -522,7 +522,7 @@ class SharedIndexInformer:
             self._apply_one(delta, is_in_initial_list)
             first_sync = delta.type is DeltaType.BOOKMARK and not self._synced_event.is_set()
             rv = "" if delta.type is DeltaType.SYNC else get_resource_version(delta.object)
-        if rv and rv.isdigit() and int(rv) > self._applied_rv:
+        if rv.isdigit() and rv.isascii() and int(rv) > self._applied_rv:
             self._applied_rv = int(rv)
         if first_sync:
             # Entries are applied in order by this one thread: once the first

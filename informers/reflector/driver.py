@@ -55,8 +55,10 @@ from informers.reflector.machine import (
     TimerFired,
     WatchEnded,
     WatchEvent,
+    Watching,
     WatchOpenError,
     step,
+    watch_event_step,
 )
 from informers.reflector.watchdog import ProgressWatchdog
 from informers.transport import RequestAborter
@@ -155,9 +157,10 @@ class Reflector:
         self._should_resync = should_resync
 
         # The one lock. _cond guards exactly the fields below, which are read
-        # and written only under it -- except that the driver thread (the
-        # one in run()), the only writer of _state and _transitions, reads
-        # those two without it. wait_for() waits on _cond for _transitions
+        # and written only under it -- except _state and _transitions: the
+        # driver thread (the one in run()), their only writer, reads them
+        # without it and writes them without it too (see _publish; others
+        # read them under it). wait_for() waits on _cond for _transitions
         # to move. Invariants: _running while a run() is between its start and
         # its end; _transitions counts every state published by run();
         # _errors holds the last 100 reported errors.
@@ -287,7 +290,12 @@ class Reflector:
                     state, nxt = self._transition(inp, stop)
                     if type(state) is Stopped:
                         return
-                    inp = nxt if nxt is not None else self._next_from_stream(stop)
+                    if nxt is not None:
+                        inp = nxt
+                    elif type(state) is Watching:
+                        inp = self._pump_watch(state, stop)
+                    else:
+                        inp = self._next_from_stream(stop)
                 except Exception:
                     log.exception("%s: unexpected error; relisting after a backoff", self.name)
                     inp = self._recover(stop)
@@ -403,10 +411,19 @@ class Reflector:
         return new_state, pending
 
     def _publish(self, state: ReflectorState) -> None:
-        with self._cond:
-            self._state = state
-            self._transitions += 1
-            if self._waiting:
+        # Lock-free unless someone waits. This thread writes _state and
+        # _transitions, then reads _waiting; wait_for() raises _waiting
+        # (under the lock), then reads _transitions (under the lock, and again
+        # before every sleep on _cond). Under the GIL's sequential
+        # consistency at least one of them sees the other's write: a waiter
+        # either finds the new transition or is notified of it (the notify
+        # takes the lock, so it cannot fall between a waiter's check and its
+        # sleep). Readers under the lock see the state of a transition
+        # published in full or of the one before.
+        self._state = state
+        self._transitions += 1
+        if self._waiting:
+            with self._cond:
                 self._cond.notify_all()
 
     def _perform(self, action: Action, stop: threading.Event) -> Input | None:
@@ -553,15 +570,54 @@ class Reflector:
         events = self._events
         if events is None:  # nothing pending and no watch: cannot happen
             raise AssertionError(f"{self.name}: no input after {self._state!r}")
-        error: BaseException | None = None
         try:
             event = next(events)
-            self._progress += 1
-            return WatchEvent(event)
         except StopIteration:
-            pass
+            return self._watch_ended(None, stop)
         except Exception as exc:  # noqa: BLE001 - transport errors end the watch
-            error = exc
+            return self._watch_ended(exc, stop)
+        self._progress += 1
+        return WatchEvent(event)
+
+    def _pump_watch(self, state: Watching, stop: threading.Event) -> Input:
+        """Apply the open watch's events while they are the common case
+        (:func:`~informers.reflector.machine.watch_event_step` decides them:
+        exactly what :meth:`_transition` would do, without building the
+        input, the action tuple and the match); returns the first input that
+        needs :func:`~informers.reflector.machine.step` -- an unusual event,
+        the end of the watch, or the stop. Every event is published as its
+        own transition, after its store call, as :meth:`_transition` does."""
+        events = self._events
+        if events is None:  # nothing pending and no watch: cannot happen
+            raise AssertionError(f"{self.name}: no input after {state!r}")
+        store = self._store
+        add, update, delete = store.add, store.update, store.delete
+        publish = self._publish
+        while not stop.is_set():
+            try:
+                event = next(events)
+            except StopIteration:
+                return self._watch_ended(None, stop)
+            except Exception as exc:  # noqa: BLE001 - transport errors end the watch
+                return self._watch_ended(exc, stop)
+            self._progress += 1
+            decided = watch_event_step(state, event)
+            if decided is None:
+                return WatchEvent(event)
+            state, action, obj = decided
+            if action == "ADDED":
+                add(obj)
+            elif action == "MODIFIED":
+                update(obj)
+            elif action == "DELETED":
+                delete(obj)
+            publish(state)
+        return StopRequested()
+
+    def _watch_ended(self, error: BaseException | None, stop: threading.Event) -> Input:
+        """The input after the open watch ended (cleanly, or with ``error``):
+        the stop, a stall the watchdog noticed, the streaming list's
+        deadline, or :class:`~informers.reflector.machine.WatchEnded`."""
         if stop.is_set():
             return StopRequested()
         watchdog = self._watchdog  # cancelled and cleared by _close_stream below

@@ -516,21 +516,73 @@ def test_wait_for_calls_the_predicate_without_holding_the_reflector_lock(
     assert all(lock_free)
 
 
-def test_a_transition_is_published_under_the_reflector_lock(
+def test_a_transition_is_published_only_after_its_store_call(
     lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
 ) -> None:
-    # _state is guarded by _cond: while another thread holds it, the driver
-    # applies an event to the store but cannot publish the state it leads to.
+    # A reader that sees an RV in the state also sees its event in the store:
+    # while the store call of an event is running, the state is the one before.
+    entered, release = threading.Event(), threading.Event()
+    record = store.add
+
+    def slow_add(obj: Any) -> None:
+        if obj["metadata"]["name"] == "a":
+            entered.set()
+            assert release.wait(10)
+        record(obj)
+
+    store.add = slow_add  # type: ignore[method-assign]
     lw.set_objects([], "5")
     refl = make(lw, store, clock)
     with Running(refl) as run:
         w = lw.wait_for_watch()
         run.wait_state(lambda s: isinstance(s, Watching))
-        with refl._cond:
-            w.add(pod("a", "6"))
-            assert store.wait_ops(2)[1] == ("add", "a")
-            assert refl.last_sync_resource_version() == "5"  # (the lock is reentrant)
+        w.add(pod("a", "6"))
+        assert entered.wait(5)
+        assert refl.last_sync_resource_version() == "5"
+        assert refl.state.mem.last_sync_rv == "5"
+        release.set()
         run.wait_state(lambda s: s.mem.last_sync_rv == "6")
+        assert store.wait_ops(2)[1] == ("add", "a")
+
+
+def _woken_by(refl: Reflector, watch: FakeWatch, rv: str) -> bool:
+    """Start a thread waiting for ``rv``; once it has checked the state (and
+    is about to sleep, or sleeping), send the event at ``rv``; whether the
+    waiter returned true within 10 s (its own timeout is 60 s)."""
+    checked, done = threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def reached(state: ReflectorState) -> bool:
+        checked.set()
+        return state.mem.last_sync_rv == rv
+
+    def wait() -> None:
+        seen.append(refl.wait_for(reached, 60))
+        done.set()
+
+    waiter = threading.Thread(target=wait, name="test-waiter")
+    waiter.start()
+    assert checked.wait(5)
+    watch.add(pod(f"p{rv}", rv))
+    finished = done.wait(10)
+    waiter.join(70)
+    return finished and seen == [True]
+
+
+def test_a_waiter_is_woken_by_every_publish(
+    lw: FakeListerWatcher, store: RecordingStore, clock: FakeClock
+) -> None:
+    # The driver publishes without the lock when nobody waits; a thread that
+    # starts waiting just as an event is applied must still be woken by it
+    # (a lost wake-up would leave it waiting for its whole 60 s timeout,
+    # since no further event comes).
+    lw.set_objects([], "5")
+    refl = make(lw, store, clock)
+    with Running(refl) as run:
+        w = lw.wait_for_watch()
+        run.wait_state(lambda s: isinstance(s, Watching))
+        for rv in range(6, 46):
+            assert _woken_by(refl, w, str(rv)), f"the waiter for rv {rv} was not woken"
 
 
 def test_backoff_manager_reads_the_clock_outside_its_lock() -> None:

@@ -4,9 +4,10 @@ function, without I/O, and properties over reachable states."""
 from __future__ import annotations
 
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from informers.errors import (
@@ -53,6 +54,7 @@ from informers.reflector.machine import (
     Watching,
     WatchOpenError,
     step,
+    watch_event_step,
 )
 
 CFG = ReflectorConfig(description="pods", page_size=2)
@@ -600,6 +602,118 @@ def test_rv_never_goes_back_while_watching(inputs: list[Any]) -> None:
         # at most one action asks the driver for the next input
         asking = [a for a in actions if isinstance(a, RequestList | RequestWatch | Backoff)]
         assert len(asking) <= 1
+
+
+# ---------------------------------------------- the driver's fast path for events
+
+_anything = st.one_of(
+    st.none(), st.integers(-3, 3), st.booleans(), st.lists(st.integers(0, 2), max_size=2)
+)
+_rvs = st.one_of(
+    st.just(""),
+    st.integers(0, 30).map(str),
+    st.sampled_from(["abc", "\u00b2", "07", "99999999999999999999", " 5"]),
+    _anything,
+)
+_names = st.one_of(st.just(""), st.sampled_from(["a", "b"]), _anything)
+_namespaces = st.one_of(st.sampled_from(["ns", ""]), st.none(), _anything)
+
+
+@st.composite
+def _raw_events(draw: st.DrawFn) -> Any:
+    """Watch events as a server or a broken one sends them: a well-formed
+    event, then none, one or two of its parts replaced (by a value of the
+    wrong type, or an odd one of the right type) or removed."""
+    meta: dict[str, Any] = {
+        "name": draw(st.sampled_from(["a", "b"])),
+        "namespace": draw(st.sampled_from(["ns", "", None])),
+        "resourceVersion": draw(st.integers(0, 30).map(str)),
+    }
+    if draw(st.integers(0, 3)) == 0:
+        meta["annotations"] = {INITIAL_EVENTS_END_ANNOTATION: "true"}
+    obj: Any = {"metadata": meta}
+    event: Any = {
+        "type": draw(st.sampled_from(["ADDED", "MODIFIED", "DELETED", "BOOKMARK"])),
+        "object": obj,
+    }
+    for _ in range(draw(st.integers(0, 2))):
+        where = draw(st.sampled_from(["event", "type", "object", "metadata", *["field"] * 6]))
+        if where == "event":
+            event = draw(st.one_of(_anything, st.just({"object": obj})))
+            break
+        if where == "type":
+            event["type"] = draw(st.one_of(st.sampled_from(["ERROR", "BOGUS", ""]), _anything))
+        elif where == "object":
+            event["object"] = draw(_anything)
+        elif where == "metadata":
+            obj["metadata"] = draw(_anything)
+        else:
+            field = draw(st.sampled_from(["name", "namespace", "resourceVersion"]))
+            values = {"name": _names, "namespace": _namespaces, "resourceVersion": _rvs}
+            if draw(st.booleans()):
+                meta.pop(field, None)
+            else:
+                meta[field] = draw(values[field])
+    return event
+
+
+_STORE_ACTIONS = {"ADDED": StoreAdd, "MODIFIED": StoreUpdate, "DELETED": StoreDelete}
+
+
+def _ev(etype: str, name: Any = "a", namespace: Any = "ns", rv: Any = "11") -> dict[str, Any]:
+    return {
+        "type": etype,
+        "object": {"metadata": {"name": name, "namespace": namespace, "resourceVersion": rv}},
+    }
+
+
+@settings(max_examples=500)  # a pure function: 500 cases take well under a second
+@example(watching("10", 2), _ev("ADDED", rv=""))
+@example(watching("10", 2), _ev("BOOKMARK", rv=""))
+@example(watching("10", 2), _ev("MODIFIED", name=""))
+@example(watching("10", 2), _ev("DELETED", namespace=3))
+@example(watching("10", 2), _ev("ADDED", rv="9"))
+@example(watching("10", 2), _ev("ADDED", rv="\u00b2"))
+@example(watching("", 2), _ev("ADDED", rv="3"))
+@given(
+    st.builds(
+        lambda rv, events, unavailable: Watching(
+            Memory(last_sync_rv=rv, rv_unavailable=unavailable), rv=rv, events=events
+        ),
+        st.one_of(st.integers(0, 30).map(str), st.just(""), st.just("abc")),
+        st.integers(0, 5),
+        st.booleans(),
+    ),
+    _raw_events(),
+)
+def test_the_event_fast_path_decides_as_step_does(state: Watching, event: Any) -> None:
+    decided = watch_event_step(state, event)
+    if decided is None:
+        return  # the driver asks step(): nothing to compare
+    nxt, action, obj = decided
+    expected_state, expected_actions = step(state, WatchEvent(event), CFG)
+    assert nxt == expected_state
+    actions = (_STORE_ACTIONS[action](obj),) if action else ()
+    assert actions == expected_actions
+
+
+@pytest.mark.parametrize("etype", ["ADDED", "MODIFIED", "DELETED", "BOOKMARK"])
+def test_the_event_fast_path_takes_every_well_formed_event(etype: str) -> None:
+    # (so that the property above compares something)
+    state = watching("10")
+    assert watch_event_step(state, {"type": etype, "object": pod("a", "11")}) is not None
+    assert watch_event_step(state, {"type": etype, "object": pod("a", "9")}) == (state, "", ANY)
+    assert watch_event_step(state, {"type": "ERROR", "object": pod("a", "11")}) is None
+    assert watch_event_step(state, WatchEvent({"type": etype})) is None
+
+
+def test_a_unicode_digit_rv_is_not_compared_as_a_number() -> None:
+    # "\u00b2".isdigit() is true but int() refuses it: such an RV is opaque.
+    state, actions = step(
+        watching("10"), WatchEvent({"type": "ADDED", "object": pod("a", "\u00b2")}), CFG
+    )
+    assert state.mem.last_sync_rv == "\u00b2"
+    assert actions == (StoreAdd(pod("a", "\u00b2")),)
 
 
 # ------------------------------------------------- properties over reachable states
