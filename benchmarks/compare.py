@@ -13,7 +13,9 @@ the official client's ``kubernetes.informer.SharedInformer``; the official
 write today; lightkube's sync ``Client`` (``list`` then ``watch``) feeding a
 dict; kr8s's sync API (``kr8s.api().get`` then ``.watch``) feeding a dict;
 and the floors: the same bytes fetched and parsed (``json`` and ``orjson``),
-and parsed and kept in a dict by key.
+and parsed and kept in a dict by key (with orjson; with the exact parser this
+project ships, ``informers._json``; and, for events, with two thread
+hand-offs after the parse, the least a threaded informer costs).
 
 Sections (``--only``): ``sync`` (start to synced), ``events`` (events/s to one
 and three handlers; handler latency at a fixed offered rate), ``lookups``
@@ -24,6 +26,9 @@ tracemalloc and RSS, each contender in a fresh subprocess; ours also with
 taken at two sizes, the second 10x the first; the table's ``growth`` column is
 the per-object cost at 10x over that at 1x (1.00 = linear).
 
+With more than one section selected, each runs in a fresh child process:
+what one leaves behind (a peer's event-loop threads, a larger heap for the
+collector to walk) would otherwise change the figures measured after it.
 The emulator runs in a child process (``bench_informer.RemoteServer``) so its
 work does not compete with the contenders for this process's GIL. A peer that
 is not installed, or fails against the emulator, is reported so in the table.
@@ -75,6 +80,7 @@ from informers import (
     Lister,
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
+    _json,
     get_labels,
     namespace_index,
 )
@@ -122,6 +128,11 @@ KR8S = "kr8s get+watch -> dict"
 FLOOR_JSON = "floor: fetch + json.loads"
 FLOOR_ORJSON = "floor: fetch + orjson.loads"
 FLOOR_KEEP = "floor: parse + keep in dict"
+#: The same with the parser kube-informers ships (orjson, checked to answer
+#: exactly what json.loads does: informers._json).
+FLOOR_KEEP_EXACT = "floor: exact parse + keep in dict"
+#: Parse and keep with two thread hand-offs: the least a threaded informer costs.
+FLOOR_HANDOFFS = "floor: parse + keep, 2 thread hand-offs"
 
 
 # --------------------------------------------------------------------------- results
@@ -512,6 +523,8 @@ def section_events(results: Results, counts: list[int], kubeconfig_dir: Path) ->
         FLOOR_JSON,
         FLOOR_ORJSON,
         FLOOR_KEEP,
+        FLOOR_KEEP_EXACT,
+        FLOOR_HANDOFFS,
     ]
     rows = {
         name: results.row("events", name, "events/s", note=_installed(name), lower_is_better=False)
@@ -530,13 +543,20 @@ def section_events(results: Results, counts: list[int], kubeconfig_dir: Path) ->
             kubeconfig = write_kubeconfig(server.url, kubeconfig_dir)
             parse = orjson.loads if orjson else json.loads
 
-            def floor(ns: str, loads: Callable[[bytes], Any], keep: bool = False) -> float:
-                return n / events_floor(server, n, ns, loads, keep=keep).elapsed
+            def floor(
+                ns: str, loads: Callable[[bytes], Any], keep: bool = False, handoffs: bool = False
+            ) -> float:
+                timing = events_floor(server, n, ns, loads, keep=keep, handoffs=handoffs)
+                return n / timing.elapsed
 
             _measure(rows[FLOOR_JSON], n, lambda: floor("floor-json", json.loads))
             if orjson is not None:
                 _measure(rows[FLOOR_ORJSON], n, lambda: floor("floor-orjson", orjson.loads))
             _measure(rows[FLOOR_KEEP], n, lambda: floor("floor-keep", parse, keep=True))
+            _measure(
+                rows[FLOOR_KEEP_EXACT], n, lambda: floor("floor-exact", _json.loads, keep=True)
+            )
+            _measure(rows[FLOOR_HANDOFFS], n, lambda: floor("floor-handoffs", parse, handoffs=True))
             _measure(rows[f"{OURS}, 1 handler"], n, lambda: _our_events(server, n, "ours-1", 1))
             _measure(rows[f"{OURS}, 3 handlers"], n, lambda: _our_events(server, n, "ours-3", 3))
             _measure(rows[OFFICIAL_INFORMER], n, lambda: n / bi.events_official(server, n).elapsed)
@@ -955,6 +975,49 @@ def plot(results: Results, out: Path) -> list[Path]:
 # --------------------------------------------------------------------------- main
 
 
+def run_section(section: str, size: str, results: Results, kubeconfig_dir: Path) -> None:
+    """Run one section at ``size`` in this process, adding its rows to ``results``."""
+    sizes = SIZES[size]
+    if section == "sync":
+        section_sync(results, sizes["pods"], kubeconfig_dir)
+    elif section == "events":
+        section_events(results, sizes["events"], kubeconfig_dir)
+    elif section == "lookups":
+        section_lookups(results, sizes["store"])
+    elif section == "memory":
+        section_memory(results, sizes["memory"], kubeconfig_dir)
+    else:
+        raise ValueError(f"unknown section {section!r}")
+
+
+def _section_child(section: str, size: str, out: Path) -> None:
+    """The child side of :func:`_section_in_child`: run the section, write its
+    rows and offered rates to ``out`` as JSON."""
+    results = Results()
+    with tempfile.TemporaryDirectory(prefix="bench-compare-") as tmp:
+        run_section(section, size, results, Path(tmp))
+    rows = [
+        {**row.__dict__, "values": [[k, v] for k, v in row.values.items()]} for row in results.rows
+    ]
+    offered = [[k, v] for k, v in results.offered.items()]
+    out.write_text(json.dumps({"rows": rows, "offered": offered}))
+
+
+def _section_in_child(section: str, size: str, tmp: Path, results: Results) -> None:
+    """Run one section in a child process; add the rows it measured."""
+    out = tmp / f"{section}.json"
+    subprocess.run(
+        [sys.executable, "-m", "benchmarks.compare", "--section-child", section, size, str(out)],
+        check=True,
+        cwd=HERE.parent,
+    )
+    data = json.loads(out.read_text())
+    for raw in data["rows"]:
+        values = {int(k): v for k, v in raw.pop("values")}
+        results.rows.append(Row(values=values, **raw))
+    results.offered.update({int(k): v for k, v in data["offered"]})
+
+
 def run(size: str, only: list[str], out: Path, write_json: bool) -> list[dict[str, Any]]:
     """Run the selected sections at ``size``, print the table, write the PNGs
     (and ``compare.json``) into ``out``; returns the table rows."""
@@ -963,19 +1026,18 @@ def run(size: str, only: list[str], out: Path, write_json: bool) -> list[dict[st
     results = Results()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bench-compare-") as tmp:
-        kubeconfig_dir = Path(tmp)
-        if "sync" in only:
-            print(f"[{time.monotonic() - started:.0f} s] sync", flush=True)
-            section_sync(results, sizes["pods"], kubeconfig_dir)
-        if "events" in only:
-            print(f"[{time.monotonic() - started:.0f} s] events", flush=True)
-            section_events(results, sizes["events"], kubeconfig_dir)
-        if "lookups" in only:
-            print(f"[{time.monotonic() - started:.0f} s] lookups", flush=True)
-            section_lookups(results, sizes["store"])
-        if "memory" in only:
-            print(f"[{time.monotonic() - started:.0f} s] memory", flush=True)
-            section_memory(results, sizes["memory"], kubeconfig_dir)
+        for section in SECTIONS:
+            if section not in only:
+                continue
+            print(f"[{time.monotonic() - started:.0f} s] {section}", flush=True)
+            if len(only) > 1:
+                # Each section in a fresh process: what one leaves behind
+                # (a peer's event-loop threads, a larger heap for the
+                # collector to walk) would otherwise change every figure
+                # measured after it.
+                _section_in_child(section, size, Path(tmp), results)
+            else:
+                run_section(section, size, results, Path(tmp))
     rows = table(results)
     print_table(rows, sizes)
     offered = results.offered
@@ -1001,6 +1063,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--memory-child"]:
         memory_child(argv[1], argv[2], argv[3], int(argv[4]))
+        return 0
+    if argv[:1] == ["--section-child"]:
+        _section_child(argv[1], argv[2], Path(argv[3]))
         return 0
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.compare", description=__doc__.split("\n")[0]

@@ -131,6 +131,11 @@ def get_namespace(obj: Any) -> str:
 
 def get_resource_version(obj: Any) -> str:
     """``metadata.resourceVersion``, or ``""``."""
+    if type(obj) is dict:  # decoded JSON: the informer asks this of every event
+        metadata = obj.get("metadata")
+        if type(metadata) is dict:
+            rv = metadata.get("resourceVersion")
+            return rv if type(rv) is str else _string(obj, "resourceVersion", "resource_version")
     return _string(obj, "resourceVersion", "resource_version")
 
 

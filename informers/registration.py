@@ -122,6 +122,11 @@ def _describe(obj: Any) -> str:
     return f"{key} (rv {rv or '?'})"
 
 
+#: At most this many notifications are handled between two updates of a
+#: registration's count of handled notifications.
+_RUN = 64
+
+
 class ResourceEventHandlerRegistration:
     """One handler added to an informer: its listener thread and buffer.
 
@@ -163,8 +168,11 @@ class ResourceEventHandlerRegistration:
         self._puts = 0
         self._cond = threading.Condition()
         # --- guarded by _cond ---------------------------------------------------
-        self._done = 0  # notifications handled (written by the listener thread)
+        #: Notifications handled (written by the listener thread, which counts
+        #: them in runs: see _run).
+        self._done = 0
         self._handled_waiters = 0  # threads in wait_handled()
+        self._idle_waiters = 0  # threads in wait_idle()
         self._synced = False
         self._removed = False
         self._thread: threading.Thread | None = None
@@ -194,17 +202,38 @@ class ResourceEventHandlerRegistration:
             return self._thread is threading.current_thread()
 
     def _run(self) -> None:
+        # Notifications are handled in runs: what is buffered, up to _RUN at a
+        # time, then _done is advanced once (one lock, and a notify only when
+        # someone waits). A run ends early once a wait_handled() caller is
+        # seen (it reads the counts under the lock, so one that starts
+        # waiting mid-run is woken by the run's end at the latest).
+        get, get_nowait = self._queue.get, self._queue.get_nowait
         while True:
-            item = self._queue.get()
+            item = get()
             if item is _STOP:
                 return
+            handled = 0
+            stopping = False
             try:
-                self._deliver(item)
+                while True:
+                    handled += 1  # counted even if the handler raises (as BaseException)
+                    self._deliver(item)
+                    if handled >= _RUN or self._handled_waiters:
+                        break
+                    try:
+                        item = get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is _STOP:
+                        stopping = True
+                        break
             finally:
                 with self._cond:
-                    self._done += 1
-                    if self._handled_waiters or self._done >= self._puts:
+                    self._done += handled
+                    if self._handled_waiters or (self._idle_waiters and self._done >= self._puts):
                         self._cond.notify_all()
+            if stopping:
+                return
 
     def _deliver(self, item: object) -> None:
         handler = self.handler
@@ -252,7 +281,10 @@ class ResourceEventHandlerRegistration:
             )
 
     def pending(self) -> int:
-        """Notifications buffered or being handled right now."""
+        """Notifications buffered or being handled right now (the handled
+        ones are counted in runs of up to 64, so this may lag that far
+        behind while the handler is busy; it is exact once the handler is
+        idle)."""
         with self._cond:
             return max(0, self._puts - self._done)
 
@@ -279,7 +311,13 @@ class ResourceEventHandlerRegistration:
         """Block until the buffer is empty and the handler is not running (or
         the registration was removed), or ``timeout`` real seconds."""
         with self._cond:
-            return self._cond.wait_for(lambda: self._done >= self._puts or self._removed, timeout)
+            self._idle_waiters += 1
+            try:
+                return self._cond.wait_for(
+                    lambda: self._done >= self._puts or self._removed, timeout
+                )
+            finally:
+                self._idle_waiters -= 1
 
     def remove(self) -> None:
         """Stop delivering to this handler and join its thread (called from

@@ -48,6 +48,13 @@ def test_compare_smoke_run(tmp_path: Path) -> None:
     contenders = {row["contender"] for row in rows}
     assert "kube-informers" in contenders
     assert "official SharedInformer" in contenders
+    # the events floors, ours measured against each
+    for floor in (
+        "floor: parse + keep in dict",
+        "floor: exact parse + keep in dict",
+        "floor: parse + keep, 2 thread hand-offs",
+    ):
+        assert floor in contenders, floor
     # every peer has a row, measured or with the reason it was not
     for peer in ("lightkube", "kr8s", "official list+Watch"):
         assert any(c.startswith(peer) for c in contenders), peer

@@ -194,3 +194,32 @@ def test_meta_namespace_keys_defaults_to_meta_namespace_key() -> None:
     assert meta_namespace_keys([obj("a", "prod"), obj("node")]) == ["prod/a", "node"]
     with pytest.raises(ObjectKeyError, match="deletion_handling"):
         meta_namespace_keys([DeletedFinalStateUnknown("prod/a", obj("a", "prod"))])
+
+
+class _Text(str):
+    """A str subclass: not decoded JSON, so never taken by a fast path."""
+
+
+_rv_values = st.one_of(
+    st.none(), st.text(max_size=3), st.integers(), st.builds(_Text, st.text(max_size=3))
+)
+_rv_objects = st.one_of(
+    st.builds(lambda rv: {"metadata": {"resourceVersion": rv}}, _rv_values),
+    st.builds(lambda: {"metadata": {}}),
+    st.builds(lambda meta: {"metadata": meta}, st.one_of(st.none(), st.integers(), st.text())),
+    st.builds(
+        lambda rv: SimpleNamespace(metadata=SimpleNamespace(resource_version=rv)), _rv_values
+    ),
+    st.none(),
+)
+
+
+@given(_rv_objects)
+def test_get_resource_version_fast_path_agrees_with_the_general_rule(obj: Any) -> None:
+    # The general rule: metadata.resourceVersion when it is a string, else "".
+    meta = obj.get("metadata") if isinstance(obj, dict) else getattr(obj, "metadata", None)
+    if isinstance(meta, dict):
+        value = meta.get("resourceVersion")
+    else:
+        value = getattr(meta, "resource_version", None)
+    assert get_resource_version(obj) == (value if isinstance(value, str) else "")
