@@ -74,3 +74,17 @@ def test_compare_rejects_unknown_section() -> None:
     )
     assert result.returncode == 2
     assert "unknown sections" in result.stderr
+
+
+def test_events_pipeline_benchmark_smoke_run(capsys: pytest.CaptureFixture[str]) -> None:
+    # python -m benchmarks.bench_events at a tiny size: every contender runs
+    # and is reported (no timing is asserted).
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks import bench_events
+    finally:
+        sys.path.remove(str(ROOT))
+    assert bench_events.main(["--events", "200", "--rounds", "2", "--gc", "both"]) == 0
+    out = capsys.readouterr().out
+    for name in bench_events.CONTENDERS:
+        assert out.count(name) == 2, name

@@ -1,0 +1,254 @@
+"""The watch-event path without HTTP or a server: where ours spends its time
+per event against the floors, measured in one process with little noise.
+
+    python -m benchmarks.bench_events                  # 20k events, 5 rounds, collector on and off
+    python -m benchmarks.bench_events --events 2000 --rounds 9
+    python -m benchmarks.bench_events --gc off         # the pipeline alone
+
+Every contender consumes the same pre-encoded watch lines (``make_pod`` pods,
+the comparison's, one ``ADDED`` event per line, as a server that flushes each
+event sends them), each round in a namespace of its own so every cache starts
+empty and grows to the same size:
+
+* ``floor: orjson + keep``: ``orjson.loads`` each line and keep the object in
+  a dict by key -- the parse-and-keep loop of ``python -m benchmarks.compare``.
+* ``floor: exact parse + keep``: the same with the parser this project ships
+  (:mod:`informers._json`: orjson, plus the scan that routes integers beyond
+  64 bits to ``json.loads``).
+* ``floor: 2 thread hand-offs``: orjson-parse on one thread, queue each
+  object to a second that keys and keeps it and queues it to a third that
+  counts it: the least a threaded informer (client-go's shape) does.
+* ``kube-informers``: a :class:`~informers.SharedIndexInformer` with one
+  no-op handler, reading the lines through the real watch stream
+  (``informers.listwatch._HTTPWatchStream``) from an in-memory response;
+  timed from the release of the lines to the handler's last call.
+
+Reports microseconds per event (the best of the rounds, and the median) and
+each contender's cost over the orjson floor. With ``--gc on`` the cyclic
+collector runs as usual (it walks the growing cache: most of the time at 20k
+for every contender alike); with ``--gc off`` it is disabled in the timed
+region, which leaves the per-event work of each pipeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import queue
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_apiserver import make_pod
+
+from informers import ResourceEventHandlerFuncs, SharedIndexInformer, _json
+from informers.listwatch import ListOptions, _HTTPWatchStream
+
+FLOOR = "floor: orjson + keep"
+FLOOR_EXACT = "floor: exact parse + keep"
+FLOOR_HANDOFFS = "floor: 2 thread hand-offs"
+OURS = "kube-informers"
+CONTENDERS = (FLOOR, FLOOR_EXACT, FLOOR_HANDOFFS, OURS)
+
+
+def watch_lines(n: int, namespace: str) -> list[bytes]:
+    """``n`` ADDED events of distinct pods in ``namespace``, one JSON line each."""
+    lines = []
+    for i in range(n):
+        pod = make_pod(i)
+        pod["metadata"]["namespace"] = namespace
+        pod["metadata"]["resourceVersion"] = str(1000 + i)
+        lines.append(orjson.dumps({"type": "ADDED", "object": pod}) + b"\n")
+    return lines
+
+
+class _Collector:
+    """Disables the cyclic collector for a timed region when asked to."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __enter__(self) -> None:
+        gc.collect()
+        if not self.enabled:
+            gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        gc.enable()
+
+
+def floor(lines: list[bytes], loads: Callable[[bytes], Any], collector: bool) -> float:
+    cache: dict[str, Any] = {}
+    with _Collector(collector):
+        started = time.perf_counter()
+        for line in lines:
+            obj = loads(line)["object"]
+            meta = obj["metadata"]
+            cache[f"{meta['namespace']}/{meta['name']}"] = obj
+        return time.perf_counter() - started
+
+
+def floor_handoffs(lines: list[bytes], collector: bool) -> float:
+    to_cache: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    to_handler: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    done = threading.Event()
+    n = len(lines)
+
+    def keep() -> None:
+        cache: dict[str, Any] = {}
+        while (obj := to_cache.get()) is not None:
+            meta = obj["metadata"]
+            cache[f"{meta['namespace']}/{meta['name']}"] = obj
+            to_handler.put(obj)
+        to_handler.put(None)
+
+    def handle() -> None:
+        seen = 0
+        while to_handler.get() is not None:
+            seen += 1
+            if seen == n:
+                done.set()
+
+    threads = [threading.Thread(target=keep), threading.Thread(target=handle)]
+    for thread in threads:
+        thread.start()
+    try:
+        with _Collector(collector):
+            started = time.perf_counter()
+            for line in lines:
+                to_cache.put(orjson.loads(line)["object"])
+            assert done.wait(600)
+            return time.perf_counter() - started
+    finally:
+        to_cache.put(None)
+        for thread in threads:
+            thread.join()
+
+
+class _Response:
+    """An in-memory streamed response: the lines once released, then nothing
+    until shut down (as an open watch with no more events)."""
+
+    status = 200
+    headers: dict[str, str] = {}
+
+    def __init__(self, lines: list[bytes], release: threading.Event) -> None:
+        self._lines = lines
+        self._release = release
+        self._shut = threading.Event()
+
+    def chunks(self, size: int = 65536) -> Iterator[bytes]:
+        self._release.wait()
+        yield from self._lines
+        self._shut.wait()
+
+    def read(self) -> bytes:
+        return b""
+
+    def shutdown(self) -> None:
+        self._shut.set()
+
+    def close(self) -> None:
+        self._shut.set()
+
+
+class _ListerWatcher:
+    """An empty list, then one watch serving the lines once released (later
+    watches, after the informer stops, serve nothing)."""
+
+    def __init__(self, lines: list[bytes]) -> None:
+        self.release = threading.Event()
+        self._lines: list[bytes] | None = lines
+
+    def list(self, options: ListOptions) -> dict[str, Any]:
+        return {"kind": "PodList", "metadata": {"resourceVersion": "1"}, "items": []}
+
+    def watch(self, options: ListOptions) -> _HTTPWatchStream:
+        lines, self._lines = self._lines or [], None
+        return _HTTPWatchStream(_Response(lines, self.release), "pods")
+
+
+def ours(lines: list[bytes], collector: bool) -> float:
+    n = len(lines)
+    done = threading.Event()
+    seen = [0]
+
+    def hit(obj: Any) -> None:
+        seen[0] += 1
+        if seen[0] == n:
+            done.set()
+
+    lw = _ListerWatcher(lines)
+    inf = SharedIndexInformer(lw, name="pods")
+    inf.add_event_handler(ResourceEventHandlerFuncs(add_func=hit))
+    inf.start()
+    try:
+        assert inf.wait_synced(30)
+        reflector = inf.reflector
+        assert reflector is not None
+        assert reflector.wait_for(lambda s: type(s).__name__ == "Watching", 30)
+        with _Collector(collector):
+            started = time.perf_counter()
+            lw.release.set()
+            assert done.wait(600)
+            return time.perf_counter() - started
+    finally:
+        inf.stop()
+
+
+def run(n: int, rounds: int, collector: bool) -> dict[str, list[float]]:
+    """Microseconds per event of every contender, ``rounds`` times, interleaved."""
+    times: dict[str, list[float]] = {name: [] for name in CONTENDERS}
+    for r in range(rounds):
+        lines = watch_lines(n, f"ns-round-{r}")
+        for name in CONTENDERS:
+            if name == FLOOR:
+                elapsed = floor(lines, orjson.loads, collector)
+            elif name == FLOOR_EXACT:
+                elapsed = floor(lines, _json.loads, collector)
+            elif name == FLOOR_HANDOFFS:
+                elapsed = floor_handoffs(lines, collector)
+            else:
+                elapsed = ours(lines, collector)
+            times[name].append(elapsed / n * 1e6)
+    return times
+
+
+def report(times: dict[str, list[float]], collector: bool, n: int) -> None:
+    best_floor = min(times[FLOOR])
+    median_floor = statistics.median(times[FLOOR])
+    print(f"\n{n:,} events, collector {'on' if collector else 'off'} (us per event)")
+    print(
+        f"{'contender':32s} {'best':>8s} {'median':>8s} {'best/floor':>11s} {'median/floor':>13s}"
+    )
+    for name, values in times.items():
+        best, median = min(values), statistics.median(values)
+        print(
+            f"{name:32s} {best:8.1f} {median:8.1f} "
+            f"{best / best_floor:10.2f}x {median / median_floor:12.2f}x"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.bench_events", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--gc", choices=("on", "off", "both"), default="both")
+    args = parser.parse_args(argv)
+    modes = {"on": [True], "off": [False], "both": [True, False]}[args.gc]
+    for collector in modes:
+        report(run(args.events, args.rounds, collector), collector, args.events)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
