@@ -300,7 +300,11 @@ class RealFIFO:
         #: No transform and a key function that keys a plain dict as
         #: meta_namespace_key does: _add_one keys such objects directly.
         self._plain_dicts = transform is None and key_func in _BATCH_KEY_FUNCS  # never changes
-        self._lock = threading.Lock()
+        #: An RLock, though never taken twice: a Condition over an RLock asks
+        #: the lock (in C) whether it is held, where over a Lock it tries a
+        #: Python-level acquire on every notify -- the producer notifies for
+        #: every entry while the consumer waits.
+        self._lock = threading.RLock()
         #: Waits on ``_lock``; ``with self._lock`` (not ``with self._cond``)
         #: everywhere else saves a Python-level call on every operation.
         self._cond = threading.Condition(self._lock)
