@@ -27,6 +27,7 @@ are joined by :meth:`SharedIndexInformer.stop`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -186,7 +187,11 @@ class SharedIndexInformer:
             else None
         )
         self._default_resync = resync_period
-        self._reflector_config = reflector_config or ReflectorConfig(description=self.name)
+        config = reflector_config or ReflectorConfig(description=self.name)
+        if config.paginate_lists is None and self._list_buffers is not None:
+            # The store collects lists page by page: have them arrive so.
+            config = dataclasses.replace(config, paginate_lists=True)
+        self._reflector_config = config
         self._clock = clock
         self._backoff = backoff
         self._stop_event = threading.Event()
