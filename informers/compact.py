@@ -38,6 +38,18 @@ every JSON document (dicts with string keys, lists, strings, integers,
 floats, booleans, ``None``); tuples come back as lists. An object it cannot
 encode raises :class:`~informers.ObjectEncodeError` and changes nothing.
 
+Through an informer, a list never exists decoded in full: the store offers
+list buffers (:meth:`CompactStore.new_list_buffer`, see
+:mod:`informers.listbuffer`), so the reflector keeps each page of a list as
+it arrives transformed, encoded and indexed, the relist carries that
+:class:`EncodedList`, the store adopts it without encoding again
+(:meth:`CompactStore.replace_prepared`), and each notification of it decodes
+its object only when a handler receives it. The informer also pages such
+lists (:attr:`ReflectorConfig.paginate_lists
+<informers.reflector.ReflectorConfig.paginate_lists>`: a list at
+resourceVersion 0 comes in one response), so the parsed objects alive at once
+are about one page (500) plus what slow handlers have not consumed yet.
+
 What costs more than with the default store: every write encodes the object
 (on the informer's loop thread); a read of an object that is not hot decodes
 it; ``list()``, ``get_many`` and resyncs decode every object that is not hot

@@ -635,10 +635,14 @@ class SharedIndexInformer:
                 if old is None:
                     yield DeferredAddNotification(new, initial), False
                 else:
-                    # A resync when the resource version did not move (the
-                    # old object decoded for that alone, not kept).
+                    # A resync when the resource version did not move: known
+                    # from equal blobs (an object the relist left unchanged)
+                    # or else from the old object, decoded for that alone.
+                    rv = prepared.resource_version(i)
                     is_sync = need_sync and (
-                        get_resource_version(old.peek()) == prepared.resource_version(i) != ""
+                        rv != ""
+                        if old.same_source(new)
+                        else get_resource_version(old.peek()) == rv != ""
                     )
                     yield DeferredUpdateNotification(old, new), is_sync
             for tombstone in relist.deleted:

@@ -162,6 +162,12 @@ class Deferred:
         value = self._value
         return self._make(self._argument) if value is _UNSET else value
 
+    def same_source(self, other: Deferred) -> bool:
+        """Whether both are made the same way from equal arguments (so their
+        values are equal), known without making either: two objects decoded
+        by one codec from equal bytes."""
+        return self._make == other._make and self._argument == other._argument
+
     def __repr__(self) -> str:
         return f"<Deferred {'made' if self._value is not _UNSET else 'pending'}>"
 
