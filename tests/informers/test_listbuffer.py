@@ -21,7 +21,7 @@ from informers.fifo import RealFIFO, Relist
 from informers.listbuffer import Deferred, PreparedList
 from informers.objects import DeletedFinalStateUnknown, get_labels, meta_namespace_key
 from informers.reflector import BackoffManager, ReflectorConfig
-from informers.testing.fake import FakeListerWatcher
+from informers.testing.fake import FakeListerWatcher, FakeWatch
 
 # ---------------------------------------------------------------------------- helpers
 
@@ -195,6 +195,49 @@ def test_the_informer_collects_lists_in_the_compact_stores_buffer() -> None:
     assert len(seen) == 1
     assert isinstance(seen[0], EncodedList)
     assert seen[0].keys == ("x/p",)
+
+
+def run_streaming(store: Any, events: list[tuple[str, dict[str, Any]]]) -> Any:
+    """A streaming list (watch-list): ``events`` then the initial-events-end
+    bookmark; the recorded events and the cache."""
+    lw = FakeListerWatcher()
+    watch = FakeWatch()
+    lw.script_watch(watch)
+    informer = SharedIndexInformer(
+        lw,
+        name="pods",
+        reflector_config=ReflectorConfig(description="pods", use_watch_list=True),
+        store=store,
+    )
+    recorder = Recorder()
+    informer.add_event_handler(recorder)
+    for kind, obj in events:
+        {"add": watch.add, "modify": watch.modify, "delete": watch.delete}[kind](obj)
+    watch.bookmark("30", initial_events_end=True)
+    informer.start()
+    try:
+        assert informer.wait_synced(10)
+        assert informer.wait_idle(10)
+        contents = sorted((meta_namespace_key(o), o) for o in informer.get_indexer().list())
+    finally:
+        informer.stop()
+    assert not lw.list_calls  # streamed, not listed
+    with recorder.lock:
+        return list(recorder.events), contents
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    events=st.lists(
+        st.tuples(st.sampled_from(["add", "modify", "delete"]), objects.map(lambda o: o[:1])),
+        max_size=8,
+    ).map(lambda es: [(kind, objs[0]) for kind, objs in es if objs])
+)
+def test_a_streaming_list_through_compact_store_matches_the_dict_store(
+    events: list[tuple[str, dict[str, Any]]],
+) -> None:
+    """Events of a streaming list are collected one at a time (put, discard)."""
+    assert run_streaming(CompactStore, events) == run_streaming(None, events)
 
 
 # ---------------------------------------------------------------------------- memory
