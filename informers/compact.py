@@ -48,7 +48,10 @@ its object only when a handler receives it. The informer also pages such
 lists (:attr:`ReflectorConfig.paginate_lists
 <informers.reflector.ReflectorConfig.paginate_lists>`: a list at
 resourceVersion 0 comes in one response), so the parsed objects alive at once
-are about one page (500) plus what slow handlers have not consumed yet.
+are about one page (500) plus what slow handlers have not consumed yet. For
+a list, encoding and the index functions then run on the reflector's thread
+as pages arrive (an index function's failure is still reported on the
+informer loop's thread, when the list is applied).
 
 What costs more than with the default store: every write encodes the object
 (on the informer's loop thread); a read of an object that is not hot decodes
