@@ -1189,7 +1189,13 @@ class CompactStore:
 
     def replace(self, objects: Iterable[Any], resource_version: str) -> None:
         """Make ``objects`` the whole content, atomically (later duplicates
-        win); if a key, index or codec call fails nothing changes."""
+        win); if a key, index or codec call fails nothing changes. A list
+        prepared by this store's buffer (what a
+        :class:`~informers.reflector.Reflector` writing to this store hands
+        over) is adopted as :meth:`replace_prepared` does."""
+        if isinstance(objects, EncodedList) and objects.store is self:
+            self.replace_prepared(objects, resource_version)
+            return
         objs = objects if isinstance(objects, builtins.list) else builtins.list(objects)
         if self._key_func in _BATCH_KEY_FUNCS:
             keys = meta_namespace_keys(objs, self.key_of)

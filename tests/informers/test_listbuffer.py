@@ -606,3 +606,34 @@ def test_an_informer_with_list_buffers_paginates_its_lists() -> None:
     assert first_list(None) == ("0", 500)
     told = ReflectorConfig(description="pods", paginate_lists=False)
     assert first_list(CompactStore, told) == ("0", 500)
+
+
+def test_a_reflector_writing_to_a_compact_store_collects_in_its_buffer() -> None:
+    """The store itself offers new_list_buffer: a reflector writing to it
+    directly collects the list encoded, and replace adopts it."""
+    from informers.reflector import Reflector
+
+    store = CompactStore(indexers=dict(INDEXERS))
+    handed: list[Any] = []
+    replace = store.replace
+
+    def spy(objs: Any, rv: str) -> None:
+        handed.append(objs)
+        replace(objs, rv)
+
+    store.replace = spy  # type: ignore[method-assign]
+    lw = FakeListerWatcher()
+    lw.script_list(*pages([pod("p", "x", "1", "b"), pod("q", "x", "1")], "5", 1))
+    reflector = Reflector(lw, store, config=ReflectorConfig(description="pods", page_size=1))
+    stop = threading.Event()
+    thread = threading.Thread(target=reflector.run, args=(stop,), name="reflector-test")
+    thread.start()
+    try:
+        assert reflector.wait_for(lambda s: s.mem.last_sync_rv == "5", 10)
+    finally:
+        stop.set()
+        thread.join(10)
+    assert not thread.is_alive()
+    assert [type(h) for h in handed] == [EncodedList]
+    assert sorted(store.list_keys()) == ["x/p", "x/q"]
+    assert store.index_keys("app", "b") == ["x/p"]
