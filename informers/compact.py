@@ -38,6 +38,21 @@ every JSON document (dicts with string keys, lists, strings, integers,
 floats, booleans, ``None``); tuples come back as lists. An object it cannot
 encode raises :class:`~informers.ObjectEncodeError` and changes nothing.
 
+Through an informer, a list never exists decoded in full: the store offers
+list buffers (:meth:`CompactStore.new_list_buffer`, see
+:mod:`informers.listbuffer`), so the reflector keeps each page of a list as
+it arrives transformed, encoded and indexed, the relist carries that
+:class:`EncodedList`, the store adopts it without encoding again
+(:meth:`CompactStore.replace_prepared`), and each notification of it decodes
+its object only when a handler receives it. The informer also pages such
+lists (:attr:`ReflectorConfig.paginate_lists
+<informers.reflector.ReflectorConfig.paginate_lists>`: a list at
+resourceVersion 0 comes in one response), so the parsed objects alive at once
+are about one page (500) plus what slow handlers have not consumed yet. For
+a list, encoding and the index functions then run on the reflector's thread
+as pages arrive (an index function's failure is still reported on the
+informer loop's thread, when the list is applied).
+
 What costs more than with the default store: every write encodes the object
 (on the informer's loop thread); a read of an object that is not hot decodes
 it; ``list()``, ``get_many`` and resyncs decode every object that is not hot
@@ -62,7 +77,7 @@ import json
 import logging
 import threading
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from cachetools import LRUCache
@@ -75,11 +90,13 @@ from informers.errors import (
     ObjectKeyError,
     UnknownIndexError,
 )
+from informers.listbuffer import Deferred, PreparedList
 from informers.objects import (
     Indexers,
     IndexFunc,
     KeyFunc,
     deletion_handling_meta_namespace_key,
+    get_resource_version,
     meta_namespace_key,
     meta_namespace_keys,
 )
@@ -98,6 +115,7 @@ __all__ = [
     "KUBERNETES_DICTIONARY",
     "Codec",
     "CompactStore",
+    "EncodedList",
     "JSONCodec",
     "MsgpackCodec",
     "ZlibCodec",
@@ -504,6 +522,178 @@ class _HotObjects(LRUCache[str, Any]):
         return key, value
 
 
+class _Unencodable:
+    """A buffered object the codec could not encode: kept as it is, so that
+    adopting the list raises :class:`~informers.ObjectEncodeError` as
+    :meth:`CompactStore.replace_items` would, changing nothing."""
+
+    __slots__ = ("error", "obj")
+
+    def __init__(self, obj: Any, error: Exception) -> None:
+        self.obj = obj
+        self.error = error
+
+
+class EncodedList(PreparedList):
+    """A complete list kept as a :class:`CompactStore` keeps objects: the
+    blobs and the index values computed when each item arrived (see
+    :meth:`CompactStore.new_list_buffer`). Made only by the store's list
+    buffer; adopted, not re-encoded, by :meth:`CompactStore.replace_prepared`.
+    Items read from it are decoded on every read. Immutable."""
+
+    __slots__ = ("_blobs", "_decode", "_keys", "_rvs", "errors", "names", "store", "values")
+
+    def __init__(
+        self,
+        store: CompactStore,
+        *,
+        keys: tuple[str, ...],
+        blobs: builtins.list[bytes | _Unencodable],
+        values: builtins.list[tuple[_Values, ...]],
+        rvs: builtins.list[str],
+        names: tuple[str, ...],
+        errors: builtins.list[IndexFunctionError],
+    ) -> None:
+        self.store = store
+        self._keys = keys
+        self._blobs = blobs
+        #: Per item, its values in each index of ``names`` (same order).
+        self.values = values
+        self._rvs = rvs
+        #: The indexes the values were computed for.
+        self.names = names
+        #: Index function failures met while buffering (reported on adoption).
+        self.errors = errors
+        self._decode = store.codec.decode
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The store key of every item, in list order."""
+        return self._keys
+
+    @property
+    def blobs(self) -> builtins.list[bytes | _Unencodable]:
+        """The encoded items (an unencodable one kept as it was)."""
+        return self._blobs
+
+    def decode(self, index: int) -> Any:
+        """Item ``index``, decoded."""
+        blob = self._blobs[index]
+        return blob.obj if isinstance(blob, _Unencodable) else self._decode(blob)
+
+    def deferred(self, index: int) -> Deferred:
+        """Item ``index``, decoded on first use."""
+        blob = self._blobs[index]
+        if type(blob) is _Unencodable:
+            return Deferred.ready(blob.obj)
+        return Deferred(self._decode, blob)
+
+    def resource_version(self, index: int) -> str:
+        """Item ``index``'s resource version (kept when it arrived)."""
+        return self._rvs[index]
+
+
+class _CompactListBuffer:
+    """A :class:`~informers.listbuffer.ListBuffer` of a :class:`CompactStore`:
+    each item is transformed, keyed, encoded and indexed as it is put, and
+    only the blob, the index values and the resource version are kept.
+    Used by one thread (the reflector's)."""
+
+    def __init__(self, store: CompactStore, transform: Callable[[Any], Any] | None) -> None:
+        self._store = store
+        self._transform = transform
+        self._indexers = store._indexers  # a snapshot (replaced, never mutated)
+        self._names = tuple(self._indexers)
+        self._encode = store.codec.encode
+        # Parallel lists, in list order; a discarded item leaves None in _keys.
+        self._positions: dict[str, int] = {}  # the reflector's key -> position
+        self._keys: builtins.list[str | None] = []
+        self._blobs: builtins.list[bytes | _Unencodable | None] = []
+        self._values: builtins.list[tuple[_Values, ...]] = []
+        self._rvs: builtins.list[str] = []
+        self._discarded = 0
+        self._errors: builtins.list[IndexFunctionError] = []
+        # One shared tuple per single index value (as the store keeps them).
+        self._singles: dict[str, _Values] = {}
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def put(self, key: str, obj: Any) -> None:
+        """Put one object under the reflector's ``key``."""
+        self.put_many((key,), (obj,))
+
+    def put_many(self, keys: Sequence[str], objects: Sequence[Any]) -> None:
+        """Put ``objects[i]`` under ``keys[i]`` (the reflector's keys)."""
+        transform = self._transform
+        objs = [transform(obj) for obj in objects] if transform is not None else objects
+        store = self._store
+        if store._key_func in _BATCH_KEY_FUNCS:
+            store_keys = meta_namespace_keys(objs, store.key_of)
+        else:
+            store_keys = [store.key_of(obj) for obj in objs]
+        encode, indexers, names = self._encode, self._indexers, self._names
+        singles, errors = self._singles, self._errors.append
+        positions = self._positions
+        for bkey, store_key, obj in zip(keys, store_keys, objs, strict=True):
+            key = bkey if store_key == bkey else store_key  # one string for both
+            blob: bytes | _Unencodable
+            try:
+                blob = encode(obj)
+            except (TypeError, ValueError) as err:
+                blob = _Unencodable(obj, err)
+            computed = compute_index_values(indexers, key, obj, errors)
+            values = []
+            for name in names:
+                value = computed[name]
+                if len(value) == 1:
+                    value = singles.setdefault(value[0], value)
+                values.append(value)
+            rv = get_resource_version(obj)
+            pos = positions.get(bkey)
+            if pos is None:
+                positions[bkey] = len(self._keys)
+                self._keys.append(key)
+                self._blobs.append(blob)
+                self._values.append(tuple(values))
+                self._rvs.append(rv)
+            else:
+                self._keys[pos] = key
+                self._blobs[pos] = blob
+                self._values[pos] = tuple(values)
+                self._rvs[pos] = rv
+
+    def discard(self, key: str) -> None:
+        """Forget the object under the reflector's ``key``."""
+        pos = self._positions.pop(key, None)
+        if pos is not None:
+            self._keys[pos] = None
+            self._blobs[pos] = None
+            self._discarded += 1
+
+    def finish(self) -> EncodedList:
+        """The collected list; the buffer is empty afterwards."""
+        keys, blobs, values, rvs = self._keys, self._blobs, self._values, self._rvs
+        if self._discarded:
+            kept = [i for i, key in enumerate(keys) if key is not None]
+            keys = [keys[i] for i in kept]
+            blobs = [blobs[i] for i in kept]
+            values = [values[i] for i in kept]
+            rvs = [rvs[i] for i in kept]
+        prepared = EncodedList(
+            self._store,
+            keys=tuple(keys),  # type: ignore[arg-type]  # discarded ones (None) are gone
+            blobs=blobs,  # type: ignore[arg-type]
+            values=values,
+            rvs=rvs,
+            names=self._names,
+            errors=self._errors,
+        )
+        self._positions, self._keys, self._blobs, self._values, self._rvs = {}, [], [], [], []
+        self._discarded, self._errors, self._singles = 0, [], {}
+        return prepared
+
+
 class CompactStore:
     """An :class:`~informers.store.IndexedStore` that keeps objects encoded,
     with an LRU of decoded hot objects and indexes computed at ingest.
@@ -830,6 +1020,144 @@ class CompactStore:
             resource_version,
         )
 
+    def new_list_buffer(
+        self, transform: Callable[[Any], Any] | None = None
+    ) -> _CompactListBuffer | None:
+        """A :class:`~informers.listbuffer.ListBuffer` that keeps a list the
+        way this store keeps objects: each item, as it is put, goes through
+        ``transform``, is keyed, encoded and indexed, and only its blob,
+        index values and resource version are kept, so a list being
+        collected never exists decoded in full. Its
+        :meth:`~informers.listbuffer.ListBuffer.finish` gives an
+        :class:`EncodedList` for :meth:`replace_prepared`. The informer
+        collects its lists in these (see :mod:`informers.listbuffer`).
+        The buffer is used by one thread; making it takes no lock."""
+        return _CompactListBuffer(self, transform)
+
+    def replace_prepared(
+        self, prepared: EncodedList, resource_version: str = ""
+    ) -> Callable[[str], Deferred | None]:
+        """Make the objects of ``prepared`` (a list collected by one of this
+        store's list buffers) the whole content, atomically, adopting its
+        blobs and index values as they are (later duplicates win, as in
+        :meth:`replace_items`; the hot set starts empty).
+
+        Returns ``previous(key)``: what was stored under ``key`` before, as a
+        :class:`~informers.listbuffer.Deferred` (decoded on first use, from
+        the replaced blob) or ``None`` -- what the relist's notifications are
+        made of. Nothing is decoded here unless indexes were added after
+        the list began (their functions then run on each object, decoded
+        once, outside the lock). An item the codec could not encode raises
+        :class:`~informers.ObjectEncodeError`, and an index function failure
+        (without ``on_index_error``) :class:`~informers.IndexFunctionError`,
+        changing nothing; with ``on_index_error``, the failures met while
+        the list was collected are reported to it here, on the caller's
+        thread."""
+        if prepared.store is not self:
+            raise ValueError("replace_prepared takes a list prepared by this store's buffer")
+        keys, blobs = prepared.keys, prepared.blobs
+        for key, blob in zip(keys, blobs, strict=True):
+            if type(blob) is _Unencodable:
+                err = blob.error
+                raise ObjectEncodeError(key, f"{type(err).__name__}: {err}") from err
+        on_error = self._on_index_error
+        if prepared.errors:
+            if on_error is None:
+                raise prepared.errors[0]
+            for error in prepared.errors:
+                on_error(error)
+        new_blobs: dict[str, bytes] = dict(zip(keys, blobs, strict=True))  # type: ignore[arg-type]
+        # Each key once, at its first position, with its last item's values.
+        if len(new_blobs) == len(keys):
+            order: Iterable[tuple[str, int]] = zip(keys, range(len(keys)), strict=True)
+        else:
+            order = {key: i for i, key in enumerate(keys)}.items()
+        rows = builtins.list(order)
+        while True:
+            indexers = self._indexers
+            built = self._build_indexes(prepared, rows, indexers)
+            with self._lock:
+                if self._indexers is not indexers:
+                    continue  # indexes were added meanwhile: build those too
+                old_blobs, old_hot = self._blobs, self._hot
+                self._blobs = new_blobs
+                self._hot = {}
+                self._touched.clear()
+                if self._lru is not None:
+                    self._lru = _HotObjects(self._hot_size, self._hot)
+                self._indices, self._values, self._singles = built
+                break
+        logger.debug(
+            "compact store replaced from a prepared list: %d objects at resourceVersion %s",
+            len(new_blobs),
+            resource_version,
+        )
+        decode = self._decode
+
+        def previous(key: str) -> Deferred | None:
+            hot = old_hot.get(key, _MISSING)
+            if hot is not _MISSING:
+                return Deferred.ready(hot)
+            blob = old_blobs.get(key)
+            return None if blob is None else Deferred(decode, blob)
+
+        return previous
+
+    def _build_indexes(
+        self,
+        prepared: EncodedList,
+        rows: builtins.list[tuple[str, int]],
+        indexers: Mapping[str, IndexFunc],
+    ) -> tuple[dict[str, _Index], dict[str, dict[str, _Values]], dict[str, dict[str, _Values]]]:
+        """Fresh ``_indices``, ``_values`` and ``_singles`` for the keys of
+        ``rows`` (key, position in ``prepared``), built without the lock from
+        the values computed at collection; indexes the list was not indexed
+        for are computed here, decoding each object once."""
+        columns: dict[str, builtins.list[_Values]] = {}
+        position = {name: j for j, name in enumerate(prepared.names)}
+        values_of = prepared.values
+        for name in indexers:
+            j = position.get(name)
+            if j is not None:
+                columns[name] = [values_of[i][j] for _, i in rows]
+        extra = {name: func for name, func in indexers.items() if name not in position}
+        if extra:
+            computed = [
+                compute_index_values(extra, key, prepared.decode(i), self._on_index_error)
+                for key, i in rows
+            ]
+            for name in extra:
+                columns[name] = [c[name] for c in computed]
+        indices: dict[str, _Index] = {}
+        values: dict[str, dict[str, _Values]] = {}
+        singles: dict[str, dict[str, _Values]] = {}
+        for name in indexers:
+            index: _Index = {}
+            by_key: dict[str, _Values] = {}
+            shared: dict[str, _Values] = {}
+            for (key, _), computed_vals in zip(rows, columns[name], strict=True):
+                if not computed_vals:
+                    continue
+                vals = computed_vals
+                if len(vals) == 1:
+                    value = vals[0]
+                    vals = shared.setdefault(value, vals)
+                    present = index.get(value)
+                    if present is None:
+                        index[value] = {key: None}
+                    else:
+                        present[key] = None
+                else:
+                    for value in vals:
+                        present = index.get(value)
+                        if present is None:
+                            index[value] = {key: None}
+                        else:
+                            present[key] = None
+                by_key[key] = vals
+            indices[name], values[name], singles[name] = index, by_key, shared
+        return indices, values, singles
+
     def add(self, obj: Any) -> None:
         """Store ``obj`` under its key, replacing any object with that key."""
         key = self.key_of(obj)
@@ -861,7 +1189,13 @@ class CompactStore:
 
     def replace(self, objects: Iterable[Any], resource_version: str) -> None:
         """Make ``objects`` the whole content, atomically (later duplicates
-        win); if a key, index or codec call fails nothing changes."""
+        win); if a key, index or codec call fails nothing changes. A list
+        prepared by this store's buffer (what a
+        :class:`~informers.reflector.Reflector` writing to this store hands
+        over) is adopted as :meth:`replace_prepared` does."""
+        if isinstance(objects, EncodedList) and objects.store is self:
+            self.replace_prepared(objects, resource_version)
+            return
         objs = objects if isinstance(objects, builtins.list) else builtins.list(objects)
         if self._key_func in _BATCH_KEY_FUNCS:
             keys = meta_namespace_keys(objs, self.key_of)

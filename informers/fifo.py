@@ -55,6 +55,16 @@ whole entries, but may apply them out of order.
 The ``known_objects`` contract: it must reflect every entry whose ``process``
 call has returned (the informer applies each entry to its indexer inside
 ``process``), and nothing that has not been popped yet.
+
+Prepared lists: a queue given ``list_buffer`` (the consumer cache's
+``new_list_buffer``, see :mod:`informers.listbuffer`) offers its producer
+:meth:`RealFIFO.new_list_buffer`, a buffer that applies the queue's transform
+to each item as it is collected. ``replace`` given the buffer's
+:class:`~informers.listbuffer.PreparedList` queues it as the relist's
+``objects`` as it is (already transformed and keyed: the transform is not
+applied again, and its keys are the relist's ``keys``); everything else
+about the relist is as above (a pending key's tombstone decodes that one
+object from the pending relist).
 """
 
 from __future__ import annotations
@@ -68,6 +78,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, overload
 
 from informers.errors import FIFOClosedError
+from informers.listbuffer import ListBuffer, PreparedList
 from informers.objects import (
     DeletedFinalStateUnknown,
     KeyFunc,
@@ -81,6 +92,7 @@ __all__ = [
     "DeltaType",
     "Entry",
     "KeyListerGetter",
+    "ListBufferFactory",
     "PopProcessFunc",
     "RealFIFO",
     "Relist",
@@ -132,8 +144,10 @@ class Relist(Sequence[Delta]):
     resource version, and the deletions it reveals (see the module
     documentation).
 
-    ``objects`` are the listed objects in list order (after the transform);
-    ``keys[i]`` is the queue's key of ``objects[i]``; ``deleted`` holds a
+    ``objects`` are the listed objects in list order (after the transform):
+    a tuple, or the :class:`~informers.listbuffer.PreparedList` the producer
+    handed in (its items decoded on each read); ``keys[i]`` is the queue's
+    key of ``objects[i]``; ``deleted`` holds a
     :class:`~informers.objects.DeletedFinalStateUnknown` tombstone for every
     known key the list no longer has (its ``key`` is the deleted key);
     ``resource_version`` is the list's.
@@ -145,7 +159,7 @@ class Relist(Sequence[Delta]):
     shared: never mutate them. Its ``repr`` shows counts only, never objects.
     """
 
-    objects: tuple[Any, ...]
+    objects: Sequence[Any]
     keys: tuple[str, ...]
     deleted: tuple[DeletedFinalStateUnknown, ...]
     resource_version: str
@@ -192,7 +206,7 @@ class Relist(Sequence[Delta]):
             return (
                 self.resource_version == other.resource_version
                 and self.keys == other.keys
-                and self.objects == other.objects
+                and _same_items(self.objects, other.objects)
                 and self.deleted == other.deleted
             )
         if isinstance(other, list | tuple):
@@ -216,6 +230,12 @@ class Relist(Sequence[Delta]):
         return types
 
 
+def _same_items(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    if type(a) is tuple and type(b) is tuple:
+        return a == b
+    return len(a) == len(b) and all(x == y for x, y in zip(a, b, strict=True))
+
+
 #: What :meth:`RealFIFO.pop` hands to ``process`` (and returns): a list of one
 #: delta, or a :class:`Relist`.
 Entry: TypeAlias = list[Delta] | Relist
@@ -226,12 +246,34 @@ PopProcessFunc: TypeAlias = Callable[[Entry, bool], None]
 #: Applied to every incoming object once, at ingest (never to tombstones).
 TransformFunc: TypeAlias = Callable[[Any], Any]
 
+#: The consumer cache's ``new_list_buffer(transform)`` (see
+#: :mod:`informers.listbuffer`): a buffer collecting a list in the cache's own
+#: form, applying ``transform`` to each item, or ``None`` when it offers none.
+ListBufferFactory: TypeAlias = Callable[[TransformFunc | None], ListBuffer | None]
+
 #: Pending-state marker: the key's last pending change is a deletion.
 _GONE: Any = object()
 
 #: Key functions that agree with meta_namespace_key on plain-dict objects, so
 #: a relist can be keyed with meta_namespace_keys (no call per object).
 _BATCH_KEY_FUNCS: tuple[KeyFunc, ...] = (deletion_handling_meta_namespace_key, meta_namespace_key)
+
+
+class _InRelist:
+    """A pending key's last object is in a queued prepared relist: found (and
+    decoded) only if a tombstone needs it."""
+
+    __slots__ = ("_positions", "relist")
+
+    def __init__(self, relist: Relist) -> None:
+        self.relist = relist
+        self._positions: dict[str, int] | None = None
+
+    def get(self, key: str) -> Any:
+        positions = self._positions
+        if positions is None:  # later duplicates win, as in the pending map
+            positions = self._positions = {k: i for i, k in enumerate(self.relist.keys)}
+        return self.relist.objects[positions[key]]
 
 
 class _Item:
@@ -282,6 +324,8 @@ class RealFIFO:
         is queued; never for tombstones, bookmarks or resync (cached objects
         went through it already). It must not mutate its argument in place
         unless it is idempotent.
+    :param list_buffer: the consumer cache's ``new_list_buffer`` (see
+        :meth:`new_list_buffer`); ``None``: lists are handed in decoded.
 
     Errors from the key function or the transform propagate from the producer
     call that triggered them; nothing is queued by that call (a relist is all
@@ -293,10 +337,12 @@ class RealFIFO:
         key_func: KeyFunc = deletion_handling_meta_namespace_key,
         known_objects: KeyListerGetter | None = None,
         transform: TransformFunc | None = None,
+        list_buffer: ListBufferFactory | None = None,
     ) -> None:
         self._key_func = key_func  # never changes
         self._known_objects = known_objects  # never changes
         self._transform = transform  # never changes
+        self._list_buffer = list_buffer  # never changes
         #: No transform and a key function that keys a plain dict as
         #: meta_namespace_key does: _add_one keys such objects directly.
         self._plain_dicts = transform is None and key_func in _BATCH_KEY_FUNCS  # never changes
@@ -355,6 +401,16 @@ class RealFIFO:
         with self._lock:
             self._append_locked(item)
 
+    def new_list_buffer(self) -> ListBuffer | None:
+        """A buffer to collect the next list in, in the consumer cache's own
+        form, with this queue's transform applied to each item as it is put
+        (``None`` when the queue was given no ``list_buffer``, or the cache
+        offers none). Hand its :meth:`~informers.listbuffer.ListBuffer.finish`
+        result to :meth:`replace`. Takes no lock."""
+        if self._list_buffer is None:
+            return None
+        return self._list_buffer(self._transform)
+
     def replace(self, objects: Iterable[Any], resource_version: str) -> None:
         """Queue a relist: the complete list of objects at ``resource_version``.
 
@@ -368,7 +424,12 @@ class RealFIFO:
         producer queues something meanwhile, the computation is redone.
         """
         key_func = self._key_func
-        if self._transform is not None:
+        objs: Sequence[Any]
+        if isinstance(objects, PreparedList):
+            # Transformed and keyed as it was collected (new_list_buffer).
+            objs = objects
+            keys: Sequence[str] = objects.keys
+        elif self._transform is not None:
             ingested = [self._ingest(obj) for obj in objects]
             keys = [key for key, _ in ingested]
             objs = tuple(obj for _, obj in ingested)
@@ -387,7 +448,7 @@ class RealFIFO:
             # Cached objects are never tombstones, and neither is the last
             # pending object of a key unless that change is a deletion.
             tombstones = [
-                DeletedFinalStateUnknown(key, obj)
+                DeletedFinalStateUnknown(key, obj.get(key) if type(obj) is _InRelist else obj)
                 for key, obj in pending.items()
                 if obj is not _GONE and key not in listed
             ]
@@ -664,7 +725,11 @@ class RealFIFO:
             for item in items:
                 relist = item.relist
                 if relist is not None:
-                    last.update(zip(relist.keys, relist.objects, strict=True))
+                    if isinstance(relist.objects, PreparedList):
+                        # Decoded only for a tombstone (see replace).
+                        last.update(dict.fromkeys(relist.keys, _InRelist(relist)))
+                    else:
+                        last.update(zip(relist.keys, relist.objects, strict=True))
                     for tombstone in relist.deleted:
                         last[tombstone.key] = _GONE
                     continue

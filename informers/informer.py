@@ -27,9 +27,10 @@ are joined by :meth:`SharedIndexInformer.stop`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from cachetools import LRUCache
@@ -43,12 +44,16 @@ from informers.handlers import (
     ResourceEventHandler,
     ResourceEventHandlerFuncs,
 )
+from informers.listbuffer import PreparedList
 from informers.listwatch import ListerWatcher
 from informers.objects import Indexers, get_resource_version
 from informers.reflector import BackoffManager, Reflector, ReflectorConfig, WatchErrorHandler
 from informers.registration import (
     AddNotification,
+    DeferredAddNotification,
+    DeferredUpdateNotification,
     DeleteNotification,
+    LazyNotification,
     Notification,
     ResourceEventHandlerRegistration,
     SharedProcessor,
@@ -100,6 +105,12 @@ class InformerStore(IndexedStore, Protocol):
         """Make ``items`` (key -> object, ownership passes) the whole content."""
 
 
+# A store may also offer, as CompactStore does, ``new_list_buffer(transform)``
+# and ``replace_prepared(prepared, rv) -> previous(key)``: the informer then
+# has lists collected in the store's own form and applies them through it
+# (see informers.listbuffer). Optional, so they are not in the protocol.
+
+
 class StoreFactory(Protocol):
     """Builds an informer's cache: called once, with keywords only, as
     ``factory(indexers=..., on_index_error=...)``. The
@@ -128,6 +139,11 @@ class SharedIndexInformer:
     :param store: builds the cache (a :class:`StoreFactory`; default
         :class:`~informers.store.Indexer`). ``store=CompactStore`` keeps the
         objects encoded (:mod:`informers.compact`, for very large caches).
+        A store that offers list buffers (``new_list_buffer`` and
+        ``replace_prepared``, as :class:`~informers.compact.CompactStore`
+        does) gets every list collected in its own form, page by page, and
+        its relists' notifications decoded only as handlers receive them
+        (:mod:`informers.listbuffer`): a list never exists decoded in full.
 
     Lifecycle: configure (``add_indexers``, ``set_transform``,
     ``set_watch_error_handler``, ``add_event_handler``), then :meth:`start`
@@ -161,8 +177,21 @@ class SharedIndexInformer:
         self._indexer: InformerStore = make_store(
             indexers=dict(indexers or {}), on_index_error=self._index_function_failed
         )
+        # The store's list buffers, when it offers them (see informers.listbuffer).
+        self._replace_prepared: Callable[[Any, str], Callable[[str], Any]] | None = getattr(
+            self._indexer, "replace_prepared", None
+        )
+        self._list_buffers = (
+            getattr(self._indexer, "new_list_buffer", None)
+            if self._replace_prepared is not None
+            else None
+        )
         self._default_resync = resync_period
-        self._reflector_config = reflector_config or ReflectorConfig(description=self.name)
+        config = reflector_config or ReflectorConfig(description=self.name)
+        if config.paginate_lists is None and self._list_buffers is not None:
+            # The store collects lists page by page: have them arrive so.
+            config = dataclasses.replace(config, paginate_lists=True)
+        self._reflector_config = config
         self._clock = clock
         self._backoff = backoff
         self._stop_event = threading.Event()
@@ -414,7 +443,9 @@ class SharedIndexInformer:
             transform = self._transform
             handler = self._error_handler
             resync_check = self._resync_check
-        fifo = RealFIFO(known_objects=self._indexer, transform=transform)
+        fifo = RealFIFO(
+            known_objects=self._indexer, transform=transform, list_buffer=self._list_buffers
+        )
         reflector = Reflector(
             self._lw,
             fifo,
@@ -514,7 +545,10 @@ class SharedIndexInformer:
 
     def _process(self, entry: Entry, is_in_initial_list: bool) -> None:
         if type(entry) is Relist:
-            self._apply_relist(entry, is_in_initial_list)
+            if self._replace_prepared is not None and isinstance(entry.objects, PreparedList):
+                self._apply_prepared_relist(entry, is_in_initial_list, self._replace_prepared)
+            else:
+                self._apply_relist(entry, is_in_initial_list)
             first_sync = not self._synced_event.is_set()
             rv = entry.resource_version
         else:
@@ -578,3 +612,40 @@ class SharedIndexInformer:
         # Later duplicates win, as in Indexer.replace.
         self._indexer.replace_items(dict(zip(keys, objects, strict=True)), relist.resource_version)
         self._processor.distribute_relist(notes, syncs, relist.resource_version)
+
+    def _apply_prepared_relist(
+        self,
+        relist: Relist,
+        initial: bool,
+        replace_prepared: Callable[[Any, str], Callable[[str], Any]],
+    ) -> None:
+        """A relist collected by the store's list buffer: the store adopts it
+        as it is (atomically), then each notification is made as it is
+        handed out, its objects decoded only when a handler receives them --
+        the same notifications, in the same order, as :meth:`_apply_relist`
+        makes, without ever holding the list decoded."""
+        prepared = relist.objects
+        assert isinstance(prepared, PreparedList)
+        previous = replace_prepared(prepared, relist.resource_version)
+
+        def notes(need_sync: bool) -> Iterator[tuple[LazyNotification, bool]]:
+            for i, key in enumerate(prepared.keys):
+                new = prepared.deferred(i)
+                old = previous(key)
+                if old is None:
+                    yield DeferredAddNotification(new, initial), False
+                else:
+                    # A resync when the resource version did not move: known
+                    # from equal blobs (an object the relist left unchanged)
+                    # or else from the old object, decoded for that alone.
+                    rv = prepared.resource_version(i)
+                    is_sync = need_sync and (
+                        rv != ""
+                        if old.same_source(new)
+                        else get_resource_version(old.peek()) == rv != ""
+                    )
+                    yield DeferredUpdateNotification(old, new), is_sync
+            for tombstone in relist.deleted:
+                yield DeleteNotification(tombstone), False
+
+        self._processor.distribute_relist_lazily(notes, relist.resource_version)

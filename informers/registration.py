@@ -30,13 +30,14 @@ import itertools
 import logging
 import queue
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from informers.clock import Clock
 from informers.errors import InformerStateError
 from informers.handlers import ResourceEventHandler
+from informers.listbuffer import Deferred
 from informers.objects import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
@@ -45,6 +46,8 @@ from informers.objects import (
 
 __all__ = [
     "AddNotification",
+    "DeferredAddNotification",
+    "DeferredUpdateNotification",
     "DeleteNotification",
     "Notification",
     "ResourceEventHandlerRegistration",
@@ -83,6 +86,50 @@ class DeleteNotification:
 Notification = AddNotification | UpdateNotification | DeleteNotification
 
 
+class DeferredAddNotification:
+    """``on_add(obj, is_in_initial_list)`` with the object decoded only when
+    a handler receives it (a relist prepared by the cache, see
+    :mod:`informers.listbuffer`): the decoded object lives as long as the
+    notification, that is until every handler given it has received it."""
+
+    __slots__ = ("deferred", "is_in_initial_list")
+
+    def __init__(self, deferred: Deferred, is_in_initial_list: bool) -> None:
+        self.deferred = deferred
+        self.is_in_initial_list = is_in_initial_list
+
+    @property
+    def obj(self) -> Any:
+        """The object (decoded on first use)."""
+        return self.deferred.get()
+
+
+class DeferredUpdateNotification:
+    """``on_update(old, new)`` with both decoded only when a handler
+    receives it (see :class:`DeferredAddNotification`)."""
+
+    __slots__ = ("deferred_new", "deferred_old")
+
+    def __init__(self, old: Deferred, new: Deferred) -> None:
+        self.deferred_old = old
+        self.deferred_new = new
+
+    @property
+    def old(self) -> Any:
+        """The object replaced (decoded on first use)."""
+        return self.deferred_old.get()
+
+    @property
+    def new(self) -> Any:
+        """The new object (decoded on first use)."""
+        return self.deferred_new.get()
+
+
+#: A notification of a prepared relist (see
+#: :meth:`SharedProcessor.distribute_relist_lazily`).
+LazyNotification: TypeAlias = Notification | DeferredAddNotification | DeferredUpdateNotification
+
+
 @dataclass(slots=True)
 class _RelistBegin:
     resource_version: str
@@ -105,6 +152,8 @@ _WHAT: dict[type, str] = {
     AddNotification: "add",
     UpdateNotification: "update",
     DeleteNotification: "delete",
+    DeferredAddNotification: "add",
+    DeferredUpdateNotification: "update",
     _RelistBegin: "relist begin",
     _RelistEnd: "relist end",
     _Synced: "synced",
@@ -244,6 +293,10 @@ class ResourceEventHandlerRegistration:
                 handler.on_update(item.old, item.new)
             elif type(item) is DeleteNotification:
                 handler.on_delete(item.obj)
+            elif type(item) is DeferredAddNotification:
+                handler.on_add(item.deferred.get(), item.is_in_initial_list)
+            elif type(item) is DeferredUpdateNotification:
+                handler.on_update(item.deferred_old.get(), item.deferred_new.get())
             elif type(item) is _RelistBegin:
                 if self._relist_begin is not None:
                     self._relist_begin(item.resource_version)
@@ -540,6 +593,36 @@ class SharedProcessor:
                 reg._put(_RelistBegin(resource_version))
         puts = [(in_syncing, reg._put) for in_syncing, reg in targets]
         for note, is_sync in zip(notes, syncs, strict=True):
+            for in_syncing, put in puts:
+                if is_sync and not in_syncing:
+                    continue
+                put(note)
+        for _, reg in targets:
+            if reg._has_relist_hooks:
+                reg._put(_RelistEnd(resource_version))
+
+    def distribute_relist_lazily(
+        self,
+        make_notes: Callable[[bool], Iterable[tuple[LazyNotification, bool]]],
+        resource_version: str,
+    ) -> None:
+        """As :meth:`distribute_relist`, for a relist whose notifications are
+        made one at a time, as they are handed out: ``make_notes(need_sync)``
+        yields ``(notification, is_sync)`` in order; ``need_sync`` tells
+        whether the ``is_sync`` flags matter (some registration taking the
+        relist is not due for a resync), so the maker can skip working them
+        out. When no registration takes the relist (every gate closed, or
+        none at all), ``make_notes`` is not called."""
+        regs, syncing = self._listeners, self._syncing  # snapshots: see __init__
+        targets = [(reg in syncing, reg) for reg in regs if reg._gate is None or reg._gate()]
+        if not targets:
+            return
+        for _, reg in targets:
+            if reg._has_relist_hooks:
+                reg._put(_RelistBegin(resource_version))
+        puts = [(in_syncing, reg._put) for in_syncing, reg in targets]
+        need_sync = not all(in_syncing for in_syncing, _ in targets)
+        for note, is_sync in make_notes(need_sync):
             for in_syncing, put in puts:
                 if is_sync and not in_syncing:
                     continue

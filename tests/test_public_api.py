@@ -489,6 +489,7 @@ COMPACT_ALL = {
     "KUBERNETES_DICTIONARY",
     "Codec",
     "CompactStore",
+    "EncodedList",
     "JSONCodec",
     "MsgpackCodec",
     "ZlibCodec",
@@ -503,6 +504,17 @@ def test_informers_compact_all_is_pinned() -> None:
     assert len(informers.compact.__all__) == len(set(informers.compact.__all__))
     for name in informers.compact.__all__:
         assert getattr(informers.compact, name) is not None, name
+
+
+LISTBUFFER_ALL = {"Deferred", "ListBuffer", "PreparedList"}
+
+
+def test_informers_listbuffer_all_is_pinned() -> None:
+    import informers.listbuffer
+
+    assert set(informers.listbuffer.__all__) == LISTBUFFER_ALL
+    for name in informers.listbuffer.__all__:
+        assert getattr(informers.listbuffer, name) is not None, name
 
 
 SHARDING_SELECTOR_ALL = {

@@ -25,7 +25,13 @@ Behaviour (client-go's reflector):
 * Pages of ``page_size`` only when listing at ``""``/``"0"`` or once the server
   answered paginated at ``"0"``; a continue token in an answer is always
   followed; an expired continue token falls back to one full list at the most
-  recent state.
+  recent state. With ``paginate_lists`` (which an informer turns on for a
+  store with list buffers, :mod:`informers.listbuffer`) every list is paged:
+  the first at ``""`` rather than ``"0"`` (which a server answers from its
+  cache in one response whatever the limit), relists at their RV.
+* A store offering ``new_list_buffer()`` gets each list collected in the
+  buffer it returns, page by page (else in a dict of the parsed objects), and
+  ``replace`` is handed the buffer's prepared list.
 * The watch starts at the list RV with bookmarks always requested and a server
   timeout chosen at random in ``[min_watch_timeout, 2 * min_watch_timeout]``.
   A clean end re-watches from the last RV at once; a "very short" watch (ended

@@ -18,6 +18,16 @@ class ReflectorConfig:
     description: str = "objects"
     #: Page size of paginated lists (0: never paginate).
     page_size: int = 500
+    #: Page every list, so it arrives (and is collected) page by page: the
+    #: first list at resourceVersion "" (a consistent read) rather than "0",
+    #: which an API server answers from its cache in one response whatever
+    #: the limit, and relists at their resourceVersion with the limit too
+    #: (one the server no longer has falls back to "", as any relist does).
+    #: ``None`` (the default): off, except that a
+    #: :class:`~informers.SharedIndexInformer` turns it on for a store that
+    #: collects lists in list buffers (the compact store: see
+    #: :mod:`informers.listbuffer`), so a large list never exists parsed in full.
+    paginate_lists: bool | None = None
     #: Try streaming lists (``sendInitialEvents``) first.
     use_watch_list: bool = False
     #: The server timeout of a watch is random in [this, 2 * this] seconds.

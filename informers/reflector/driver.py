@@ -21,6 +21,7 @@ from typing import Any, Protocol, TypeAlias
 from informers.backoff import ExponentialBackoff
 from informers.clock import REAL_CLOCK, Clock, TimerHandle
 from informers.errors import WatchDecodeError, WatchStalledError, permanent_failure_hint
+from informers.listbuffer import ListBuffer
 from informers.listwatch import ListerWatcher, ListOptions, WatchStream
 from informers.objects import meta_namespace_keys
 from informers.reflector.config import ReflectorConfig
@@ -73,7 +74,16 @@ BackoffManager = ExponentialBackoff
 
 class ReflectorStore(Protocol):
     """What the reflector writes to (a :class:`~informers.fifo.RealFIFO`, or
-    any :class:`~informers.store.Store`)."""
+    any :class:`~informers.store.Store`).
+
+    A store may also offer ``new_list_buffer() -> ListBuffer | None`` (as
+    :meth:`RealFIFO.new_list_buffer <informers.fifo.RealFIFO.new_list_buffer>`
+    does): the reflector then asks it for a buffer at the start of every list,
+    collects the list in it (see :mod:`informers.listbuffer`) and hands
+    ``replace`` the buffer's :class:`~informers.listbuffer.PreparedList`
+    instead of the decoded objects. Without it (or when it returns ``None``)
+    a list is collected as decoded objects in a dict.
+    """
 
     def add(self, obj: Any) -> None: ...
 
@@ -183,7 +193,12 @@ class Reflector:
         # The lister-watcher of the current run (an abortable view of _lw when
         # it offers one).
         self._run_lw: ListerWatcher = lister_watcher
-        self._buffer: dict[str, Any] = {}  # a list being collected, by key
+        # Where lists are collected: the store's list buffers when it offers
+        # them, else a dict by key (the default, fastest path).
+        self._list_buffers: Callable[[], ListBuffer | None] | None = getattr(
+            store, "new_list_buffer", None
+        )
+        self._buffer: dict[str, Any] | ListBuffer = {}  # a list being collected, by key
         self._events: Iterator[Mapping[str, Any]] | None = None  # the open watch's events
         self._watch_started = 0.0  # clock time the open watch was requested
         self._deadline: TimerHandle | None = None  # the streaming list's deadline timer
@@ -290,6 +305,10 @@ class Reflector:
                     state, nxt = self._transition(inp, stop)
                     if type(state) is Stopped:
                         return
+                    # Drop the input handled before blocking for the next one:
+                    # a list page (for a list at resourceVersion 0, the whole
+                    # list) must not stay alive until the watch's first event.
+                    del inp
                     if nxt is not None:
                         inp = nxt
                     elif type(state) is Watching:
@@ -326,6 +345,14 @@ class Reflector:
         aborter = RequestAborter()
         self._run_lw = bind(aborter)
         return aborter
+
+    def _fresh_buffer(self) -> dict[str, Any] | ListBuffer:
+        """An empty buffer for a list starting now."""
+        if self._list_buffers is not None:
+            buffer = self._list_buffers()
+            if buffer is not None:
+                return buffer
+        return {}
 
     def _recover(self, stop: threading.Event) -> Input:
         self._close_stream()
@@ -435,17 +462,31 @@ class Reflector:
             case StoreDelete(obj):
                 self._store.delete(obj)
             case Buffer(items):
-                _buffer_items(self._buffer, items)
+                buffer = self._buffer
+                if isinstance(buffer, dict):
+                    _buffer_items(buffer, items)
+                else:  # the store's list buffer: the page is kept its way
+                    buffer.put_many(meta_namespace_keys(items, _buffer_key), items)
             case BufferPut(obj):
-                self._buffer[_buffer_key(obj)] = obj
+                buffer = self._buffer
+                if isinstance(buffer, dict):
+                    buffer[_buffer_key(obj)] = obj
+                else:
+                    buffer.put(_buffer_key(obj), obj)
             case BufferDelete(obj):
-                self._buffer.pop(_buffer_key(obj), None)
+                buffer = self._buffer
+                if isinstance(buffer, dict):
+                    buffer.pop(_buffer_key(obj), None)
+                else:
+                    buffer.discard(_buffer_key(obj))
             case ClearBuffer():
-                self._buffer = {}
+                self._buffer = self._fresh_buffer()
             case Replace(rv):
                 with self._cond:
                     self._permanent = None
-                objects, self._buffer = list(self._buffer.values()), {}
+                buffer, self._buffer = self._buffer, {}
+                objects = list(buffer.values()) if isinstance(buffer, dict) else buffer.finish()
+                del buffer
                 log.info("%s: synced %d objects at rv %s", self.name, len(objects), rv)
                 self._store.replace(objects, rv)
             case RequestList(options):

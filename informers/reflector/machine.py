@@ -375,7 +375,10 @@ def _relist_rv(mem: Memory) -> str:
 
 def _start_list(mem: Memory, config: ReflectorConfig, *, retried: bool = False) -> Step:
     rv = _relist_rv(mem)
-    limit = config.page_size if (rv in ("", "0") or mem.paginated) else 0
+    if config.paginate_lists and rv == "0":
+        rv = ""  # "0" is answered from the server's cache in one response
+    paged = rv in ("", "0") or mem.paginated or bool(config.paginate_lists)
+    limit = config.page_size if paged else 0
     state = Listing(mem, list_rv=rv, limit=limit, retried_unavailable=retried)
     return state, (ClearBuffer(), RequestList(ListOptions(resource_version=rv, limit=limit)))
 

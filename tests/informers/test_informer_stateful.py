@@ -1,5 +1,7 @@
 """A hypothesis state machine: the informer against a dict model of the server,
-over FakeListerWatcher, with relists (410), dropped watches and bookmarks."""
+over FakeListerWatcher, with relists (410), dropped watches and bookmarks;
+with the default store and with the compact store (whose relists go through
+its list buffers, informers.listbuffer)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from informers.informer import SharedIndexInformer
+from informers.compact import CompactStore
+from informers.informer import SharedIndexInformer, StoreFactory
 from informers.objects import DeletedFinalStateUnknown, meta_namespace_key
 from informers.reflector import BackoffManager, ReflectorConfig
 from informers.testing.fake import FakeListerWatcher, FakeWatch
@@ -43,6 +46,9 @@ class Replay:
 
 
 class InformerMachine(RuleBasedStateMachine):
+    #: The informer's cache (None: the default store).
+    store: StoreFactory | None = None
+
     def __init__(self) -> None:
         super().__init__()
         self.rv = 10
@@ -54,6 +60,7 @@ class InformerMachine(RuleBasedStateMachine):
             name="pods",
             reflector_config=ReflectorConfig(description="pods"),
             backoff=BackoffManager(initial=0.001, cap=0.002),
+            store=self.store,
         )
         self.replay = Replay()
         self.informer.add_event_handler(self.replay)
@@ -133,3 +140,11 @@ class InformerMachine(RuleBasedStateMachine):
 
 InformerMachine.TestCase.settings = settings(stateful_step_count=12, deadline=None)
 TestInformerMachine = InformerMachine.TestCase
+
+
+class CompactInformerMachine(InformerMachine):
+    store = CompactStore
+
+
+CompactInformerMachine.TestCase.settings = settings(stateful_step_count=12, deadline=None)
+TestCompactInformerMachine = CompactInformerMachine.TestCase

@@ -169,6 +169,27 @@ def test_relist_after_unavailable_rv_is_at_empty_rv_paginated() -> None:
     assert actions[-1] == RequestList(ListOptions(resource_version="", limit=2))
 
 
+PAGED_CFG = ReflectorConfig(description="pods", page_size=2, paginate_lists=True)
+
+
+def test_paginate_lists_lists_first_at_empty_rv() -> None:
+    """rv "0" is answered from the server's cache in one response: asked to
+    paginate, the first list is a consistent read in pages."""
+    state, actions = step(Idle(), Begin(), PAGED_CFG)
+    assert state == Listing(Memory(), list_rv="", limit=2)
+    assert actions == (ClearBuffer(), RequestList(ListOptions(resource_version="", limit=2)))
+
+
+def test_paginate_lists_relists_at_the_last_rv_in_pages() -> None:
+    mem = Memory(last_sync_rv="9")
+    state, actions = step(BackingOff(mem, Next.RELIST), TimerFired(), PAGED_CFG)
+    assert state == Listing(mem, "9", 2)
+    assert actions == (ClearBuffer(), RequestList(ListOptions(resource_version="9", limit=2)))
+    # a resourceVersion the server no longer has: in pages at "" (as always)
+    state, actions = step(state, ListError(ExpiredError("gone")), PAGED_CFG)
+    assert actions[-1] == RequestList(ListOptions(resource_version="", limit=2))
+
+
 def test_page_without_limit_still_follows_continue() -> None:
     # A tweak_list_options may set a limit on a list the reflector asked
     # unpaginated: the answer is then one page of many, and replacing the
