@@ -319,44 +319,11 @@ def events_floor(
     """The same events read (as the informer reads them) and parsed with
     ``loads``; with ``keep``, each object is also kept in a dict by key, the
     least any cache does -- and what makes the collector walk a growing heap.
-    With ``handoffs``, each object is kept and counted on two other threads
-    instead (see :class:`_HandOffs`): the least a threaded informer costs."""
-    if handoffs:
-        return _events_floor_handoffs(server, n, namespace, loads)
-    http = urllib3.PoolManager()
-    rv = server.resource_version
-    response = http.request(
-        "GET",
-        f"{server.url}/api/v1/namespaces/{namespace}/pods"
-        f"?watch=1&resourceVersion={rv}&timeoutSeconds=600",
-        preload_content=False,
-    )
-    time.sleep(0.2)  # let the watch register
+    With ``handoffs`` (and not ``keep``), each object is kept and counted on
+    two other threads instead (see :class:`_HandOffs`): the least a threaded
+    informer costs."""
+    relay = _HandOffs(n) if handoffs else None
     cache: dict[str, Any] = {}
-    _settle_gc()
-    started = _backlog(server, namespace, n)
-    seen, pending = 0, b""
-    for chunk in response.stream(65536):
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            if line:
-                event = loads(line)
-                if keep:
-                    cache[event["object"]["metadata"]["name"]] = event["object"]
-                seen += 1
-        if seen >= n:
-            break
-    elapsed = Timing(time.perf_counter() - started)
-    response.release_conn()
-    http.clear()
-    cache.clear()
-    return elapsed
-
-
-def _events_floor_handoffs(
-    server: Any, n: int, namespace: str, loads: Callable[[bytes], Any]
-) -> Timing:
     http = urllib3.PoolManager()
     rv = server.resource_version
     response = http.request(
@@ -366,7 +333,6 @@ def _events_floor_handoffs(
         preload_content=False,
     )
     time.sleep(0.2)  # let the watch register
-    handoffs = _HandOffs(n)
     try:
         _settle_gc()
         started = _backlog(server, namespace, n)
@@ -376,16 +342,23 @@ def _events_floor_handoffs(
             *lines, pending = pending.split(b"\n")
             for line in lines:
                 if line:
-                    handoffs.put(loads(line)["object"])
+                    event = loads(line)
+                    if keep:
+                        cache[event["object"]["metadata"]["name"]] = event["object"]
+                    elif relay is not None:
+                        relay.put(event["object"])
                     seen += 1
             if seen >= n:
                 break
-        handoffs.wait()
+        if relay is not None:
+            relay.wait()
         elapsed = Timing(time.perf_counter() - started)
     finally:
-        handoffs.close()
+        if relay is not None:
+            relay.close()
         response.release_conn()
         http.clear()
+        cache.clear()
     return elapsed
 
 
