@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,10 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mirror_helpers import Running, api_objects
 
-from informers.factory import SharedInformerFactory
 from informers.resources import PODS
 from informers.runtime import Controller, PeriodicSource, Request, Result
-from informers.runtime.controller import BatchReconcileFunc
 from informers.testing import ApiServer
 from informers.testing.fake import FakeClock
 from informers.workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
@@ -32,8 +30,6 @@ from tracker.mirror.controller import (
     BURST_BATCH,
     RELIST_BATCH,
     MirrorSyncer,
-    SyncController,
-    mirror_controller,
 )
 from tracker.mirror.live import LiveReader
 from tracker.mirror.relist import RelistChange
@@ -44,103 +40,6 @@ COLUMNS = [Column("node", "spec.nodeName")]
 
 
 # ------------------------------------------------------------------ helpers
-
-
-class Progress:
-    """Counts reconciled requests, batches and relists written; lets a test
-    wait for the next one (no polling)."""
-
-    def __init__(self) -> None:
-        self.cond = threading.Condition()
-        self.calls = 0
-        self.batches: list[int] = []
-        self.relists: list[int] = []
-
-    def wrap(self, reconcile: Any) -> Any:
-        def counted(request: Request) -> Result | None:
-            try:
-                return reconcile(request)  # type: ignore[no-any-return]
-            finally:
-                with self.cond:
-                    self.calls += 1
-                    self.cond.notify_all()
-
-        return counted
-
-    def wrap_batch(self, reconcile_batch: BatchReconcileFunc) -> BatchReconcileFunc:
-        def counted(requests: Sequence[Request]) -> Sequence[Result | BaseException | None]:
-            try:
-                return reconcile_batch(requests)
-            finally:
-                with self.cond:
-                    self.calls += len(requests)
-                    self.batches.append(len(requests))
-                    self.cond.notify_all()
-
-        return counted
-
-    def relisted(self, changes: int) -> None:
-        with self.cond:
-            self.relists.append(changes)
-            self.cond.notify_all()
-
-    def seen(self) -> int:
-        with self.cond:
-            return self.calls + len(self.relists)
-
-    def wait_after(self, seen: int, timeout: float) -> bool:
-        with self.cond:
-            return self.cond.wait_for(lambda: self.calls + len(self.relists) > seen, timeout)
-
-
-class Running:
-    """A started mirror controller over its own factory; stopped on exit."""
-
-    def __init__(self, store: MirrorStore, api_client: Any, **options: Any) -> None:
-        self.store = store
-        self.progress = Progress()
-        self.factory = SharedInformerFactory(api_client)
-        options.setdefault("diff_every", 3600.0)
-        options.setdefault("rate_limiter", ItemExponentialFailureRateLimiter(0.005, 0.5))
-        self.sc: SyncController = mirror_controller(
-            store,
-            api_client,
-            self.factory,
-            reconcile_wrapper=self.progress.wrap,
-            batch_wrapper=self.progress.wrap_batch,
-            on_relist=self.progress.relisted,
-            **options,
-        )
-
-    def __enter__(self) -> Running:
-        try:
-            self.sc.start()
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.sc.stop()
-        self.factory.shutdown()
-
-    def converge(self, server: ApiServer, timeout: float = 60.0) -> None:
-        """Until the rows equal the API with the controller idle, nothing delayed."""
-        deadline = time.monotonic() + timeout
-        controller = self.sc.controller
-        assert controller is not None
-        while True:
-            seen = self.progress.seen()
-            remaining = deadline - time.monotonic()
-            assert remaining > 0, "the mirror did not converge"
-            assert self.sc.wait_idle(remaining), "the controller did not become idle"
-            if controller.queue.num_delayed() == 0 and self.store.objects() == api_objects(server):
-                return
-            self.progress.wait_after(seen, max(0.0, deadline - time.monotonic()))
-
-
-def api_objects(server: ApiServer) -> dict[ObjectKey, dict[str, Any]]:
-    return {ObjectKey.of(o): o for o in server.list_objects("pods")}
 
 
 def new_pod(name: str, node: str = "n1") -> dict[str, Any]:
@@ -360,13 +259,13 @@ def test_the_initial_list_is_written_in_batches_not_per_key(
     for i in range(23):
         server.create("pods", new_pod(f"p{i}", node=f"n{i % 3}"), NAMESPACES[i % 2])
     store = database.store(PODS, COLUMNS)
-    with Running(store, api_client, relist_batch=5) as run:
+    with Running(store, api_client, max_delay=0.5, relist_batch=5) as run:
         # start() returned: the initial relist is in the database already.
         assert store.count() == 23
         run.converge(server)
         assert store.transactions <= math.ceil(23 / 5)
-        assert sum(run.progress.relists) == 23
-        assert run.progress.calls == 0  # no key was read live or written alone
+        assert sum(run.reconciles.relist_changes) == 23
+        assert run.reconciles.calls == 0  # no key was read live or written alone
 
 
 def test_a_later_relist_is_batched_and_rows_equal_the_api(
@@ -375,10 +274,10 @@ def test_a_later_relist_is_batched_and_rows_equal_the_api(
     for i in range(10):
         server.create("pods", new_pod(f"p{i}"), NAMESPACES[i % 2])
     store = database.store(PODS, COLUMNS)
-    with Running(store, api_client, relist_batch=4) as run:
+    with Running(store, api_client, max_delay=0.5, relist_batch=4) as run:
         run.converge(server)
         before = store.transactions
-        relists = len(run.progress.relists)
+        relists = len(run.reconciles.relist_changes)
         # Hold the watch back, change things, then make the watch's history
         # unusable: the reflector relists, and the relist carries the changes.
         server.stall_watches(30.0)
@@ -392,10 +291,10 @@ def test_a_later_relist_is_batched_and_rows_equal_the_api(
         server.drop_watches()
         server.stall_watches(0.0)
         run.converge(server)
-        later = run.progress.relists[relists:]
+        later = run.reconciles.relist_changes[relists:]
         assert later, "no relist happened"
         budget = sum(max(1, math.ceil(n / 4)) for n in later)
-        per_key = run.progress.calls  # anything the watch delivered before the stall
+        per_key = run.reconciles.calls  # anything the watch delivered before the stall
         assert store.transactions - before <= budget + per_key
         assert store.objects() == api_objects(server)
 
@@ -411,9 +310,9 @@ def test_a_burst_is_drained_into_one_transaction(
         for i in range(30):
             batch.sync({"kind": "Pod", **pod(f"ghost{i}", f"g{i}", namespace="ns-1")})
     before = store.transactions
-    with Running(store, api_client, workers=2) as run:
+    with Running(store, api_client, max_delay=0.5, workers=2) as run:
         run.converge(server)
-        assert run.progress.batches == [30]  # one call, every key read live (404)
+        assert run.reconciles.batch_sizes == [30]  # one call, every key read live (404)
         # The initial relist (the live pod) and the burst's one transaction.
         assert store.transactions - before == 2
         assert store.objects() == api_objects(server)
@@ -423,7 +322,7 @@ def test_a_refused_row_in_a_burst_holds_back_no_other(
     database: MirrorDatabase, server: ApiServer, api_client: Any
 ) -> None:
     store = database.store(PODS)
-    with Running(store, api_client) as run:
+    with Running(store, api_client, max_delay=0.5) as run:
         run.converge(server)
         refuse_name(database, "bad")
         server.stall_watches(30.0)
@@ -433,10 +332,10 @@ def test_a_refused_row_in_a_burst_holds_back_no_other(
         server.stall_watches(0.0)  # the nine events arrive at once
         controller = run.sc.controller
         assert controller is not None
-        seen = run.progress.seen()
+        seen = run.reconciles.progress()
         while store.count() < 8:
-            assert run.progress.wait_after(seen, 30), "the good rows were not written"
-            seen = run.progress.seen()
+            assert run.reconciles.wait_progress(seen, 30), "the good rows were not written"
+            seen = run.reconciles.progress()
         assert store.get("ns-0/bad") is None
         allow_all(database)
         run.converge(server)

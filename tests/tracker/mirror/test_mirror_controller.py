@@ -6,23 +6,20 @@ mid-run. Plus the reconciler's rules as plain functions."""
 from __future__ import annotations
 
 import random
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from mirror_helpers import Running, api_objects
 
 from informers.factory import SharedInformerFactory
 from informers.resources import PODS
-from informers.runtime import Request, Result, TerminalError
-from informers.runtime.controller import BatchReconcileFunc
+from informers.runtime import Request, TerminalError
 from informers.testing import ApiServer
 from informers.testing.fake import FakeClock
-from informers.workqueue import ItemExponentialFailureRateLimiter
 from tracker.errors import DatabaseUnavailableError, SyncerConfigError
-from tracker.mirror import Column, MirrorDatabase, MirrorStore
+from tracker.mirror import Column, MirrorDatabase
 from tracker.mirror.controller import (
     DIFF_EVERY,
     DIFF_JITTER,
@@ -37,119 +34,9 @@ from tracker.mirror.testing import PostgresServer
 from tracker.syncapi import ObjectKey
 
 NAMESPACES = ["ns-0", "ns-1", "ns-2"]
-ReconcileFunc = Callable[[Request], "Result | None"]
 
 
 # ------------------------------------------------------------------ helpers
-
-
-class Reconciles:
-    """Wraps a reconcile function: counts calls and failures, and lets a test
-    wait for the next one to finish (no polling)."""
-
-    def __init__(self) -> None:
-        self.cond = threading.Condition()
-        self.calls = 0
-        self.relists = 0
-        self.relist_changes: list[int] = []
-        self.batches = 0
-        self.failures = 0
-        self.failed_with: list[str] = []
-
-    def wrap(self, reconcile: ReconcileFunc) -> ReconcileFunc:
-        def counted(request: Request) -> Result | None:
-            try:
-                return reconcile(request)
-            except Exception as error:
-                with self.cond:
-                    self.failures += 1
-                    self.failed_with.append(type(error).__name__)
-                raise
-            finally:
-                with self.cond:
-                    self.calls += 1
-                    self.cond.notify_all()
-
-        return counted
-
-    def wrap_batch(self, reconcile_batch: BatchReconcileFunc) -> BatchReconcileFunc:
-        """Counts each request of a batch as a call (and each failed one)."""
-
-        def counted(requests: Sequence[Request]) -> Sequence[Result | BaseException | None]:
-            outcomes: Sequence[Result | BaseException | None] = []
-            try:
-                outcomes = reconcile_batch(requests)
-                return outcomes
-            finally:
-                failed = [type(o).__name__ for o in outcomes if isinstance(o, BaseException)]
-                with self.cond:
-                    self.batches += 1
-                    self.failures += len(failed)
-                    self.failed_with.extend(failed)
-                    self.calls += len(requests)
-                    self.cond.notify_all()
-
-        return counted
-
-    def relisted(self, changes: int) -> None:
-        """The mirror wrote a relist (the ``on_relist`` callback)."""
-        with self.cond:
-            self.relists += 1
-            self.relist_changes.append(changes)
-            self.cond.notify_all()
-
-    def seen(self) -> int:
-        with self.cond:
-            return self.calls
-
-    def progress(self) -> int:
-        """Reconciles plus relists written: what may change the table."""
-        with self.cond:
-            return self.calls + self.relists
-
-    def wait_after(self, seen: int, timeout: float) -> bool:
-        with self.cond:
-            return self.cond.wait_for(lambda: self.calls > seen, timeout)
-
-    def wait_progress(self, seen: int, timeout: float) -> bool:
-        with self.cond:
-            return self.cond.wait_for(lambda: self.calls + self.relists > seen, timeout)
-
-    def wait_failures(self, count: int, timeout: float) -> bool:
-        with self.cond:
-            return self.cond.wait_for(lambda: self.failures >= count, timeout)
-
-
-def api_objects(server: ApiServer) -> dict[ObjectKey, dict[str, Any]]:
-    return {ObjectKey.of(o): o for o in server.list_objects("pods")}
-
-
-def converge(
-    sc: SyncController,
-    reconciles: Reconciles,
-    store: MirrorStore,
-    server: ApiServer,
-    timeout: float = 60.0,
-) -> None:
-    """Wait until the table equals the API: the controller idle with no
-    requeue pending and the rows equal, else for the next reconcile."""
-    deadline = time.monotonic() + timeout
-    controller = sc.controller
-    assert controller is not None
-    while True:
-        seen = reconciles.progress()
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            rows, api = store.objects(), api_objects(server)
-            differing = sorted(str(k) for k in set(rows) | set(api) if rows.get(k) != api.get(k))
-            raise AssertionError(
-                f"the mirror did not converge: {differing[:10]}, "
-                f"{controller.queue.num_delayed()} delayed, {len(controller.queue)} queued"
-            )
-        assert sc.wait_idle(remaining), "the controller did not become idle"
-        if controller.queue.num_delayed() == 0 and store.objects() == api_objects(server):
-            return
-        reconciles.wait_progress(seen, max(0.0, deadline - time.monotonic()))
 
 
 @pytest.fixture
@@ -171,41 +58,6 @@ def new_pod(name: str, node: str = "n1", **metadata: Any) -> dict[str, Any]:
         "metadata": {"name": name, **metadata},
         "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx"}]},
     }
-
-
-class Running:
-    """A started mirror controller over its own factory; stopped on exit."""
-
-    def __init__(self, store: MirrorStore, api_client: Any, **options: Any) -> None:
-        self.store = store
-        self.reconciles = Reconciles()
-        self.factory = SharedInformerFactory(api_client)
-        options.setdefault("diff_every", 3600.0)
-        options.setdefault("rate_limiter", ItemExponentialFailureRateLimiter(0.005, 2.0))
-        self.sc = mirror_controller(
-            store,
-            api_client,
-            self.factory,
-            reconcile_wrapper=self.reconciles.wrap,
-            batch_wrapper=self.reconciles.wrap_batch,
-            on_relist=self.reconciles.relisted,
-            **options,
-        )
-
-    def __enter__(self) -> Running:
-        try:
-            self.sc.start()
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.sc.stop()
-        self.factory.shutdown()
-
-    def converge(self, server: ApiServer, timeout: float = 60.0) -> None:
-        converge(self.sc, self.reconciles, self.store, server, timeout)
 
 
 COLUMNS = [Column("node", "spec.nodeName")]
