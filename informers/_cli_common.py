@@ -22,6 +22,7 @@ from typing import Any
 
 import urllib3
 
+from informers.cli import EXIT_INTERRUPTED
 from informers.errors import ApiError, InformersError
 from informers.listwatch import HTTPListerWatcher, ListOptions
 from informers.resources import DEPLOYMENTS, NAMESPACES, PODS, Resource
@@ -42,8 +43,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: The exit status after Ctrl-C (as :data:`informers.cli.EXIT_INTERRUPTED`).
-EXIT_INTERRUPTED = 130
 
 #: The namespaces the embedded emulator's generated objects live in.
 EMBEDDED_NAMESPACES = ("default", "shop", "payments")

@@ -11,12 +11,9 @@ from __future__ import annotations
 import argparse
 import logging
 import shlex
-import signal
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 __all__ = ["EXIT_INTERRUPTED", "main", "port_number", "positive_float", "positive_int"]
@@ -332,15 +329,11 @@ def _serve_until_stopped(args: argparse.Namespace, server: Any) -> int:
     """Start ``server`` (and its built-in controllers), write the kubeconfig,
     and block until SIGINT or SIGTERM; 130 after Ctrl-C, 0 after SIGTERM."""
 
-    stop = threading.Event()
-    received: list[int] = []
+    # The one stop rule of every long-running command (mirror and watch use
+    # it too): SIGINT and SIGTERM set an event; Ctrl-C exits 130.
+    from informers._cli_common import StopSignals
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        received.append(signum)
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with StopSignals() as signals:
         try:
             server.start()
         except OSError as exc:
@@ -362,17 +355,14 @@ def _serve_until_stopped(args: argparse.Namespace, server: Any) -> int:
             print(f"kubeconfig written to {path}; try:", flush=True)
             print(f"  KUBECONFIG={_shell_quote(path)} kubectl get pods -A", flush=True)
             print("Press Ctrl-C to stop.", flush=True)
-            stop.wait()
+            signals.event.wait()
         finally:
             if manager is not None:
                 manager.stop()
             server.stop()
         print("kube-informers serve: stopped", flush=True)
         # SIGTERM is the ordinary way to stop a server (0); Ctrl-C reports 130.
-        return EXIT_INTERRUPTED if signal.SIGINT in received else 0
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        return EXIT_INTERRUPTED if signals.interrupted else 0
 
 
 def _shell_quote(path: Path) -> str:

@@ -85,8 +85,11 @@ _WITH_SIGINT = (
 )
 
 
-def _interrupt_when(argv: list[str], marker: str) -> tuple[int, str, str]:
-    """Run the command in a child, send SIGINT once ``marker`` is printed.
+def _interrupt_when(
+    argv: list[str], marker: str, signum: int = signal.SIGINT
+) -> tuple[int, str, str]:
+    """Run the command in a child, send ``signum`` (SIGINT: Ctrl-C) once
+    ``marker`` is printed.
 
     The child starts with Ctrl-C raising KeyboardInterrupt, as in a
     terminal's foreground: a test run started in the background by a
@@ -109,7 +112,7 @@ def _interrupt_when(argv: list[str], marker: str) -> tuple[int, str, str]:
             seen.append(line)
             if marker in line:
                 break
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         out, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
@@ -132,6 +135,17 @@ def test_ctrl_c_stops_serve_with_130(tmp_path: Path) -> None:
         ["serve", "--kubeconfig", str(tmp_path / "kc")], "Press Ctrl-C to stop."
     )
     assert code == EXIT_INTERRUPTED, (out, err)
+    assert "Traceback" not in err
+    assert "kube-informers serve: stopped" in out
+
+
+def test_sigterm_stops_serve_with_0(tmp_path: Path) -> None:
+    # The same stop rule as mirror and watch: SIGTERM is the ordinary way to
+    # stop a long-running command (0), Ctrl-C reports 130.
+    code, out, err = _interrupt_when(
+        ["serve", "--kubeconfig", str(tmp_path / "kc")], "Press Ctrl-C to stop.", signal.SIGTERM
+    )
+    assert code == 0, (out, err)
     assert "Traceback" not in err
     assert "kube-informers serve: stopped" in out
 
