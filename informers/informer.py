@@ -556,8 +556,8 @@ class SharedIndexInformer:
             self._apply_one(delta, is_in_initial_list)
             first_sync = delta.type is DeltaType.BOOKMARK and not self._synced_event.is_set()
             rv = "" if delta.type is DeltaType.SYNC else get_resource_version(delta.object)
-        if rv.isdigit() and rv.isascii() and int(rv) > self._applied_rv:
-            self._applied_rv = int(rv)
+        if rv.isdigit() and rv.isascii():
+            self._applied_rv = max(self._applied_rv, int(rv))
         if first_sync:
             # Entries are applied in order by this one thread: once the first
             # relist is applied, so is everything queued before it.

@@ -309,12 +309,7 @@ class Reflector:
                     # a list page (for a list at resourceVersion 0, the whole
                     # list) must not stay alive until the watch's first event.
                     del inp
-                    if nxt is not None:
-                        inp = nxt
-                    elif type(state) is Watching:
-                        inp = self._pump_watch(state, stop)
-                    else:
-                        inp = self._next_from_stream(stop)
+                    inp = nxt if nxt is not None else self._next_from_stream(state, stop)
                 except Exception:
                     log.exception("%s: unexpected error; relisting after a backoff", self.name)
                     inp = self._recover(stop)
@@ -607,27 +602,16 @@ class Reflector:
         if stream is not None:
             stream.stop()
 
-    def _next_from_stream(self, stop: threading.Event) -> Input:
-        events = self._events
-        if events is None:  # nothing pending and no watch: cannot happen
-            raise AssertionError(f"{self.name}: no input after {self._state!r}")
-        try:
-            event = next(events)
-        except StopIteration:
-            return self._watch_ended(None, stop)
-        except Exception as exc:  # noqa: BLE001 - transport errors end the watch
-            return self._watch_ended(exc, stop)
-        self._progress += 1
-        return WatchEvent(event)
-
-    def _pump_watch(self, state: Watching, stop: threading.Event) -> Input:
-        """Apply the open watch's events while they are the common case
-        (:func:`~informers.reflector.machine.watch_event_step` decides them:
-        exactly what :meth:`_transition` would do, without building the
-        input, the action tuple and the match); returns the first input that
-        needs :func:`~informers.reflector.machine.step` -- an unusual event,
-        the end of the watch, or the stop. Every event is published as its
-        own transition, after its store call, as :meth:`_transition` does."""
+    def _next_from_stream(self, state: ReflectorState, stop: threading.Event) -> Input:
+        """The next input from the open watch. While ``state`` is
+        :class:`~informers.reflector.machine.Watching`, the common events are
+        applied here (:func:`~informers.reflector.machine.watch_event_step`
+        decides them: exactly what :meth:`_transition` would do, without
+        building the input, the action tuple and the match), each published
+        as its own transition after its store call, as :meth:`_transition`
+        does. Returns the first input that needs
+        :func:`~informers.reflector.machine.step`: any event in another
+        state, an unusual event, the end of the watch, or the stop."""
         events = self._events
         if events is None:  # nothing pending and no watch: cannot happen
             raise AssertionError(f"{self.name}: no input after {state!r}")
@@ -642,6 +626,8 @@ class Reflector:
             except Exception as exc:  # noqa: BLE001 - transport errors end the watch
                 return self._watch_ended(exc, stop)
             self._progress += 1
+            if type(state) is not Watching:
+                return WatchEvent(event)
             decided = watch_event_step(state, event)
             if decided is None:
                 return WatchEvent(event)
