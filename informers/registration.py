@@ -586,20 +586,9 @@ class SharedProcessor:
         order (``syncs[i]``: ``notes[i]`` is a resync update, as in
         :meth:`distribute`), between a relist begin and end for handlers with
         those hooks. Each gate is asked once for the whole relist."""
-        regs, syncing = self._listeners, self._syncing  # snapshots: see __init__
-        targets = [(reg in syncing, reg) for reg in regs if reg._gate is None or reg._gate()]
-        for _, reg in targets:
-            if reg._has_relist_hooks:
-                reg._put(_RelistBegin(resource_version))
-        puts = [(in_syncing, reg._put) for in_syncing, reg in targets]
-        for note, is_sync in zip(notes, syncs, strict=True):
-            for in_syncing, put in puts:
-                if is_sync and not in_syncing:
-                    continue
-                put(note)
-        for _, reg in targets:
-            if reg._has_relist_hooks:
-                reg._put(_RelistEnd(resource_version))
+        self.distribute_relist_lazily(
+            lambda _need_sync: zip(notes, syncs, strict=True), resource_version
+        )
 
     def distribute_relist_lazily(
         self,
