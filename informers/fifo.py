@@ -46,9 +46,16 @@ returns, its entry counts as pending for :meth:`~RealFIFO.replace` and
 :meth:`~RealFIFO.resync` (and for :meth:`~RealFIFO.pending`). If it raises,
 the entry counts as consumed, not requeued (see :meth:`RealFIFO.pop`).
 
-Thread-safety: every method may be called from any thread. One lock and one
-condition guard the queue; user code (key function, transform,
-``known_objects``, ``process``) is never called with the lock held.
+Thread-safety: every method may be called from any thread. One lock guards
+the queue; user code (key function, transform, ``known_objects``,
+``process``) is never called with the lock held. ``add``, ``update`` and
+``delete`` take no lock at all: they append to an intake that everything
+else (each pop, ``replace``, ``len``...) first moves into the queue, in
+order, under the lock, so nothing observes the difference. The producer
+then never waits for a lock the consumer holds (or the other way round):
+under the GIL, such a wait hands the interpreter to the other thread, and
+on several cores every hand-off is a wake-up across cores, which had cost
+the event path more than the work itself.
 Ordering is guaranteed for one consumer thread; several consumers each get
 whole entries, but may apply them out of order.
 
@@ -71,6 +78,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -346,14 +354,22 @@ class RealFIFO:
         #: No transform and a key function that keys a plain dict as
         #: meta_namespace_key does: _add_one keys such objects directly.
         self._plain_dicts = transform is None and key_func in _BATCH_KEY_FUNCS  # never changes
-        #: An RLock, though never taken twice: a Condition over an RLock asks
-        #: the lock (in C) whether it is held, where over a Lock it tries a
-        #: Python-level acquire on every notify -- the producer notifies for
-        #: every entry while the consumer waits.
-        self._lock = threading.RLock()
-        #: Waits on ``_lock``; ``with self._lock`` (not ``with self._cond``)
-        #: everywhere else saves a Python-level call on every operation.
-        self._cond = threading.Condition(self._lock)
+        self._lock = threading.Lock()
+        #: add/update/delete items not yet moved into ``_queue``: appended
+        #: without the lock (a deque append is atomic), popped only under it
+        #: by ``_drain_locked``, which every locked reader of the queue calls
+        #: first; everything in ``_queue`` is older than everything here.
+        self._intake: deque[_Item] = deque()
+        #: How a consumer sleeps: it blocks in ``_bell.get()`` without the
+        #: lock, and is woken by a token (SimpleQueue: a wait and a wake-up
+        #: in C, as cheap as any). A token may be stale (a sleeper re-checks).
+        self._bell: queue.SimpleQueue[None] = queue.SimpleQueue()
+        #: Set (under the lock) by a consumer about to sleep, read without it
+        #: by producers: the first to see it set clears it and rings. The
+        #: consumer sets it, then looks at the intake; a producer appends,
+        #: then reads it: under the GIL one of them sees the other's write,
+        #: so an entry is never left unseen by a sleeper.
+        self._armed = False
         # --- guarded by _lock -------------------------------------------------
         self._queue: deque[_Item] = deque()
         #: Popped entries whose ``process`` has not returned yet, by pop token.
@@ -369,10 +385,9 @@ class RealFIFO:
         self._initial_population_count = 0
         self._closed = False
         self._last_resource_version = ""
-        #: Consumers blocked in :meth:`pop` or :meth:`pop_batch`: a producer
-        #: notifies only when one waits, so a busy consumer costs the producer
-        #: no wake-up call.
-        self._waiters = 0
+        #: Consumers blocked in :meth:`pop` or :meth:`pop_batch` (or about to
+        #: be): :meth:`close` and :meth:`wake` ring once for each.
+        self._sleepers = 0
         #: Set by :meth:`wake`, cleared by the pop_batch that returns for it.
         self._woken = False
         # ----------------------------------------------------------------------
@@ -399,6 +414,7 @@ class RealFIFO:
         Does not count as populating the queue (see :meth:`has_synced`)."""
         item = _Item(Delta(DeltaType.BOOKMARK, resource_version), "")
         with self._lock:
+            self._drain_locked()
             self._append_locked(item)
 
     def new_list_buffer(self) -> ListBuffer | None:
@@ -443,8 +459,8 @@ class RealFIFO:
         listed_keys = tuple(keys)
         while True:
             with self._lock:
+                pending = self._pending_locked()  # drains the intake first
                 seen = self._appended
-                pending = self._pending_locked()
             # Cached objects are never tombstones, and neither is the last
             # pending object of a key unless that change is a deletion.
             tombstones = [
@@ -458,6 +474,7 @@ class RealFIFO:
             ]
             relist = Relist(objs, listed_keys, tuple(tombstones), resource_version)
             with self._lock:
+                self._drain_locked()
                 if self._appended != seen:
                     continue  # a producer raced us: the pending set is stale
                 self._append_locked(_Item(None, "", relist))
@@ -483,10 +500,11 @@ class RealFIFO:
             return
         while True:
             with self._lock:
+                pending = self._pending_locked()  # drains the intake first
                 seen = self._appended
-                pending = self._pending_locked()
             cached = self._known_items(skip=pending.keys(), missing_ok=True)
             with self._lock:
+                self._drain_locked()
                 if self._appended != seen:
                     continue
                 for key, obj in cached:
@@ -499,7 +517,7 @@ class RealFIFO:
         :class:`~informers.errors.FIFOClosedError`. Idempotent."""
         with self._lock:
             self._closed = True
-            self._cond.notify_all()
+            self._ring_all_locked()
 
     # ------------------------------------------------------------------ consumer
 
@@ -524,8 +542,7 @@ class RealFIFO:
         reorder deltas or re-apply half-applied ones.
         """
         with self._lock:
-            if not self._queue:
-                self._wait_locked(wakeable=False)
+            self._wait_locked(wakeable=False)
             taken = self._take_locked()
         entry = taken[0].handed_out()
         self._process_taken(taken, entry, process)
@@ -567,6 +584,8 @@ class RealFIFO:
                 if self._woken:
                     self._woken = False
                     return count
+                if self._intake:
+                    self._drain_locked()
                 if count >= max_entries or not self._queue:
                     return count
                 taken = self._take_locked()
@@ -584,8 +603,7 @@ class RealFIFO:
         """
         with self._lock:
             self._woken = True
-            if self._waiters:
-                self._cond.notify_all()
+            self._ring_all_locked()
 
     def _process_taken(
         self, taken: tuple[_Item, int, bool], entry: Entry, process: PopProcessFunc
@@ -612,19 +630,48 @@ class RealFIFO:
         at once or on waking up, when ``wakeable`` and :meth:`wake` was called
         (consuming it; it wins over queued entries). Raises once closed and
         empty."""
+        lock = self._lock
         while True:
+            if self._intake:
+                self._drain_locked()
             if wakeable and self._woken:
                 self._woken = False
                 return False
             if self._queue:
+                if self._sleepers and len(self._queue) > 1:
+                    # More than this caller takes, while others sleep: pass
+                    # the wake-up on (a burst rings only once).
+                    self._bell.put(None)
                 return True
             if self._closed:
                 raise FIFOClosedError("the delta queue is closed")
-            self._waiters += 1
+            self._sleepers += 1
+            self._armed = True
+            lock.release()
             try:
-                self._cond.wait()
+                if not self._intake:  # after arming: see _armed
+                    self._bell.get()
             finally:
-                self._waiters -= 1
+                lock.acquire()
+                self._sleepers -= 1
+                self._armed = self._sleepers > 0  # the others still sleep
+
+    def _ring_all_locked(self) -> None:
+        """Wake every sleeping consumer (each re-checks why it woke)."""
+        self._armed = False
+        for _ in range(self._sleepers):
+            self._bell.put(None)
+
+    def _drain_locked(self) -> None:
+        """Move the intake into the queue, in order (see ``_intake``)."""
+        intake, queued = self._intake, self._queue
+        moved = 0
+        while intake:
+            queued.append(intake.popleft())
+            moved += 1
+        if moved:
+            self._appended += moved
+            self._populated = True
 
     def _take_locked(self) -> tuple[_Item, int, bool]:
         """Move the oldest entry in flight: ``(item, token, is_in_initial_list)``."""
@@ -656,6 +703,7 @@ class RealFIFO:
         entry queued up to and including the first relist has been popped and
         its ``process`` returned. Never blocks beyond the lock."""
         with self._lock:
+            self._drain_locked()
             return self._has_synced_locked()
 
     def is_closed(self) -> bool:
@@ -674,16 +722,19 @@ class RealFIFO:
         """Entries queued or being processed (popped, ``process`` not yet
         returned): 0 means every entry handed in so far has been processed."""
         with self._lock:
+            self._drain_locked()
             return len(self._queue) + len(self._in_flight)
 
     def __len__(self) -> int:
         """Number of queued entries (a relist counts as one; entries being
         processed are not counted: see :meth:`pending`)."""
         with self._lock:
+            self._drain_locked()
             return len(self._queue)
 
     def __repr__(self) -> str:
         with self._lock:
+            self._drain_locked()
             return (
                 f"<RealFIFO queued={len(self._queue)} in_flight={len(self._in_flight)} "
                 f"closed={self._closed}>"
@@ -699,10 +750,11 @@ class RealFIFO:
             key = meta_namespace_key(obj)  # what _ingest gives, one call shorter
         else:
             key, obj = self._ingest(obj)
-        item = _Item(Delta(delta_type, obj), key)
-        with self._lock:
-            self._populated = True
-            self._append_locked(item)
+        # No lock (see _intake): only a ring when a consumer sleeps.
+        self._intake.append(_Item(Delta(delta_type, obj), key))
+        if self._armed:
+            self._armed = False
+            self._bell.put(None)
 
     def _ingest(self, obj: Any) -> tuple[str, Any]:
         """Transform (unless a tombstone) and key an incoming object; no lock held."""
@@ -711,15 +763,22 @@ class RealFIFO:
         return self._key_func(obj), obj
 
     def _append_locked(self, item: _Item) -> None:
+        """Queue ``item`` after the queue, not after the intake: callers
+        drain first where entries their own thread handed in must precede
+        it; one another thread hands in meanwhile is concurrent with the
+        call, and comes after it (replace and resync computed their
+        entries without it, which is what that order needs)."""
         self._queue.append(item)
         self._appended += 1
-        if self._waiters:
-            self._cond.notify()
+        if self._armed:
+            self._armed = False
+            self._bell.put(None)
 
     def _pending_locked(self) -> dict[str, Any]:
         """The last pending object of every key with entries being processed
         or queued, in first-seen order (bookmarks skipped); ``_GONE`` for a
         key whose last pending change is a deletion."""
+        self._drain_locked()
         last: dict[str, Any] = {}
         for items in (self._in_flight.values(), self._queue):
             for item in items:

@@ -729,3 +729,80 @@ def test_pending_counts_queued_and_in_flight_entries() -> None:
     assert fifo.pending() == 1
     pop_now(fifo)
     assert fifo.pending() == 0
+
+
+def test_add_update_and_delete_never_wait_for_the_queue_lock() -> None:
+    """The producer's hot path takes no lock (a consumer holding it, or
+    descheduled while holding it, never stalls the reflector); what it hands
+    in is seen, in order, by everything that reads the queue."""
+    fifo = RealFIFO()
+    done = threading.Event()
+
+    def produce() -> None:
+        fifo.add(pod("a", 1))
+        fifo.update(pod("a", 2))
+        fifo.delete(pod("a", 2))
+        done.set()
+
+    producer = threading.Thread(target=produce, name="test-producer")
+    with fifo._lock:  # what a consumer in the middle of a pop holds
+        producer.start()
+        assert done.wait(WAIT)
+    producer.join(WAIT)
+    assert len(fifo) == 3
+    assert fifo.pending() == 3
+    assert fifo.has_synced()  # an add before any relist populates the queue
+    fifo.bookmark("9")  # queued after the three, though they took no lock
+    seen = [pop_now(fifo, lambda _d, _i: None) for _ in range(4)]
+    assert [types(entry) for entry in seen] == [
+        [DeltaType.ADDED],
+        [DeltaType.UPDATED],
+        [DeltaType.DELETED],
+        [DeltaType.BOOKMARK],
+    ]
+
+
+def test_entries_added_before_the_first_relist_count_in_its_initial_population() -> None:
+    fifo = RealFIFO()
+    fifo.add(pod("early"))  # never moved out of the intake before the relist
+    fifo.replace([pod("a")], "3")
+    flags: list[bool] = []
+    for _ in range(2):
+        pop_now(fifo, lambda _d, initial: flags.append(initial))
+    # The add came first: the queue was populated by it, so nothing is
+    # initial and has_synced did not wait for the relist.
+    assert flags == [False, False]
+    assert fifo.has_synced()
+
+
+def test_a_consumer_asleep_on_an_empty_queue_is_woken_by_each_producer_call() -> None:
+    fifo = RealFIFO()
+    got: list[list[DeltaType]] = []
+    arrived = threading.Semaphore(0)
+
+    def consume() -> None:
+        while True:
+            try:
+                fifo.pop(lambda entry, _i: got.append(types(entry)))
+            except FIFOClosedError:
+                return
+            arrived.release()
+
+    consumer = threading.Thread(target=consume, name="test-consumer")
+    consumer.start()
+    try:
+        for call in (
+            lambda: fifo.add(pod("a")),
+            lambda: fifo.bookmark("2"),
+            lambda: fifo.replace([], "3"),
+            lambda: fifo.delete(pod("a")),
+        ):
+            call()  # each one while the consumer sleeps, or is about to
+            assert arrived.acquire(timeout=WAIT)
+    finally:
+        fifo.close()
+        consumer.join(WAIT)
+    assert not consumer.is_alive()
+    assert got[0] == [DeltaType.ADDED]
+    assert got[1] == [DeltaType.BOOKMARK]
+    assert got[3] == [DeltaType.DELETED]
