@@ -440,6 +440,11 @@ def _newer(rv: str, than: str) -> bool:
     alone also accepts digits ``int`` refuses, such as superscripts) and
     ``rv`` is not above ``than``."""
     if rv.isdigit() and than.isdigit() and rv.isascii() and than.isascii():
+        if rv[0] != "0" != than[0]:
+            # No leading zeros: the longer is the larger, and digit strings of
+            # one length order as their values (once per watch event: cheaper
+            # than two int() conversions).
+            return len(rv) > len(than) if len(rv) != len(than) else rv > than
         return int(rv) > int(than)
     return True
 

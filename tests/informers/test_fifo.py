@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import dataclasses
 import random
 import threading
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from informers import fifo as fifo_module
 from informers.errors import FIFOClosedError, ObjectKeyError
 from informers.fifo import Delta, DeltaType, RealFIFO, Relist
 from informers.objects import DeletedFinalStateUnknown
@@ -806,3 +810,16 @@ def test_a_consumer_asleep_on_an_empty_queue_is_woken_by_each_producer_call() ->
     assert got[0] == [DeltaType.ADDED]
     assert got[1] == [DeltaType.BOOKMARK]
     assert got[3] == [DeltaType.DELETED]
+
+
+@given(st.sampled_from(list(DeltaType)), st.dictionaries(st.text(max_size=3), st.integers()))
+def test_the_fast_delta_builder_makes_the_constructors_delta(
+    delta_type: DeltaType, obj: dict[str, int]
+) -> None:
+    fast = fifo_module._new_delta(delta_type, obj)
+    assert type(fast) is Delta
+    assert fast == Delta(delta_type, obj)
+    assert fast.type is delta_type
+    assert fast.object is obj
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.type = DeltaType.ADDED  # type: ignore[misc]

@@ -53,6 +53,7 @@ from informers.reflector.machine import (
     WatchEvent,
     Watching,
     WatchOpenError,
+    _newer,
     step,
     watch_event_step,
 )
@@ -735,6 +736,31 @@ def test_a_unicode_digit_rv_is_not_compared_as_a_number() -> None:
     )
     assert state.mem.last_sync_rv == "\u00b2"
     assert actions == (StoreAdd(pod("a", "\u00b2")),)
+
+
+_digit_rvs = st.one_of(
+    st.integers(0, 10**30).map(str),
+    st.tuples(st.text("0", max_size=3), st.integers(0, 10**6)).map(lambda t: t[0] + str(t[1])),
+)
+
+
+@given(_digit_rvs, _digit_rvs)
+@example("10", "9")
+@example("9", "10")
+@example("010", "9")
+@example("100", "100")
+def test_a_digit_rv_is_newer_exactly_when_its_value_is_larger(rv: str, than: str) -> None:
+    # _newer compares digit strings without int() where no leading zero
+    # makes their length lie about their value.
+    assert _newer(rv, than) is (int(rv) > int(than))
+
+
+@given(st.text(max_size=6), st.text(max_size=6))
+@example("\u00b2", "1")
+@example("", "1")
+def test_an_rv_that_is_not_ascii_digits_on_either_side_is_always_newer(rv: str, than: str) -> None:
+    digits = rv.isascii() and rv.isdigit() and than.isascii() and than.isdigit()
+    assert _newer(rv, than) is (int(rv) > int(than) if digits else True)
 
 
 # ------------------------------------------------- properties over reachable states
