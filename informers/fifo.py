@@ -595,7 +595,12 @@ class RealFIFO:
             taken = self._take_locked()
         count = 0
         while True:
-            self._process_taken(taken, taken[0].handed_out(), process)
+            # _process_taken inlined: one frame less per entry on the event path.
+            try:
+                process(taken[0].handed_out(), taken[2])
+            except BaseException as exc:
+                self._failed(taken, exc)
+                raise
             count += 1
             with self._lock:
                 self._finish_locked(taken, succeeded=True)
@@ -628,20 +633,24 @@ class RealFIFO:
     ) -> None:
         """Call ``process`` on a taken entry, without the lock. If it raises,
         the entry is finished as failed and the exception propagates, noted."""
-        item, _token, is_in_initial_list = taken
         try:
-            process(entry, is_in_initial_list)
+            process(entry, taken[2])
         except BaseException as exc:
-            if isinstance(exc, Exception):
-                count, types, first_key = item.describe()
-                exc.add_note(
-                    f"raised while processing a RealFIFO entry of {count} delta(s) "
-                    f"[{','.join(sorted(t.value for t in types))}], first key {first_key!r}; "
-                    "the entry was consumed, not requeued"
-                )
-            with self._lock:
-                self._finish_locked(taken, succeeded=False)
+            self._failed(taken, exc)
             raise
+
+    def _failed(self, taken: tuple[_Item, int, bool], exc: BaseException) -> None:
+        """Finish a taken entry whose ``process`` raised ``exc`` (noted with
+        the entry's description; the caller re-raises it)."""
+        if isinstance(exc, Exception):
+            count, types, first_key = taken[0].describe()
+            exc.add_note(
+                f"raised while processing a RealFIFO entry of {count} delta(s) "
+                f"[{','.join(sorted(t.value for t in types))}], first key {first_key!r}; "
+                "the entry was consumed, not requeued"
+            )
+        with self._lock:
+            self._finish_locked(taken, succeeded=False)
 
     def _wait_locked(self, *, wakeable: bool) -> bool:
         """Block (releasing the lock) until an entry is queued: True. False,

@@ -343,6 +343,14 @@ class ThreadSafeStore:
         """
         while True:
             indexers = self._indexers
+            if not indexers:  # no index to compute or maintain: the write alone
+                with self._lock:
+                    if self._indexers is indexers:
+                        items = self._items
+                        old = items.get(key)
+                        items[key] = obj
+                        return old
+                continue  # an index was added meanwhile
             computed = _compute(indexers, key, obj, self._on_index_error)
             with self._lock:
                 if self._indexers is indexers:
@@ -610,7 +618,17 @@ class Indexer(ThreadSafeStore):
         :class:`~informers.ObjectKeyError` when the key function fails
         (whatever it raised is chained) or returns something other than a
         string. Takes no lock."""
-        return checked_key(self._key_func, obj)
+        key_func = self._key_func
+        if key_func is meta_namespace_key:
+            # The default, asked once per event: it raises ObjectKeyError or
+            # returns a str; anything else it raises is wrapped as below.
+            try:
+                return meta_namespace_key(obj)
+            except ObjectKeyError:
+                raise
+            except Exception:  # noqa: BLE001 - checked_key wraps and chains it
+                return checked_key(key_func, obj)
+        return checked_key(key_func, obj)
 
     def _describe(self, obj: Any) -> str:
         try:

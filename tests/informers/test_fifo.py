@@ -703,6 +703,28 @@ def test_a_wake_up_during_a_batch_ends_it_after_the_entry_in_progress() -> None:
     assert seen == ["a", "b", "c", "d"]
 
 
+def test_pop_batch_failure_consumes_that_entry_and_leaves_the_rest() -> None:
+    fifo = RealFIFO()
+    for name in ("a", "b", "c"):
+        fifo.add(pod(name))
+    seen: list[str] = []
+
+    def fails_on_b(deltas: Any, _initial: bool) -> None:
+        name = deltas[0].object["metadata"]["name"]
+        if name == "b":
+            raise ValueError("b is bad")
+        seen.append(name)
+
+    with pytest.raises(ValueError, match="b is bad") as info:
+        fifo.pop_batch(fails_on_b)
+    (note,) = info.value.__notes__
+    assert "1 delta(s) [Added], first key 'ns/b'" in note and "not requeued" in note
+    assert seen == ["a"]
+    assert fifo.pending() == 1  # b is consumed (not in flight), c still queued
+    assert fifo.pop_batch(fails_on_b) == 1
+    assert seen == ["a", "c"]
+
+
 def test_pop_ignores_wake_ups() -> None:
     fifo = RealFIFO()
     got: list[list[Delta]] = []

@@ -338,6 +338,31 @@ def test_write_racing_add_indexers_is_indexed_by_the_new_index() -> None:
     assert store.index_keys("first", "x") == ["default/a"]
 
 
+def test_unindexed_write_racing_add_indexers_is_indexed_by_the_new_index() -> None:
+    # A store without indexes writes without computing any; an index added
+    # between its look at the (empty) indexes and its lock must still see
+    # the object.
+    store = Indexer()
+    store.add(pod("before", app="web"))
+
+    class RacingIndexers(dict[str, Any]):
+        raced = False
+
+        def __len__(self) -> int:
+            if not RacingIndexers.raced:  # the write has looked; now the race
+                RacingIndexers.raced = True
+                store.add_indexers({"app": app_index})
+            return super().__len__()
+
+    store._indexers = RacingIndexers()
+    assert store.upsert("default/a", pod("a", app="web")) is None
+    assert RacingIndexers.raced
+    assert sorted(store.index_keys("app", "web")) == ["default/a", "default/before"]
+    replaced = store.upsert("default/a", pod("a", app="db"))
+    assert replaced is not None and replaced["metadata"]["labels"] == {"app": "web"}
+    assert store.index_keys("app", "db") == ["default/a"]
+
+
 def test_add_indexers_last_resort_round_indexes_under_the_lock(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -707,3 +732,17 @@ def test_key_of_wraps_what_the_key_function_raises() -> None:
         Indexer(key_func=lambda obj: 7).key_of(pod("a"))  # type: ignore[arg-type,return-value]
     with pytest.raises(ObjectKeyError, match=r"metadata\.name"):
         Indexer().key_of({"metadata": {}})
+
+
+def test_default_key_of_wraps_what_meta_namespace_key_raises() -> None:
+    # The default key function is called directly (the per-event path): what
+    # it raises besides ObjectKeyError is still wrapped and chained.
+    class Haunted:
+        @property
+        def metadata(self) -> Any:
+            raise RuntimeError("no metadata here")
+
+    with pytest.raises(ObjectKeyError, match="RuntimeError: no metadata here") as info:
+        Indexer().key_of(Haunted())
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert Indexer().key_of(pod("a", namespace="ns")) == "ns/a"
