@@ -23,9 +23,18 @@ empty and grows to the same size:
   (``informers.listwatch._HTTPWatchStream``) from an in-memory response;
   timed from the release of the lines to the handler's last call.
 
-Reports microseconds per event (the best of the rounds, and the median) and
-each contender's cost over the orjson floor: the median over the rounds of
-its time over the floor's in the same round. With ``--gc on`` the cyclic
+Reports microseconds per event (the best of the rounds, and the median),
+each contender's cost over the orjson floor (the median over the rounds of
+its time over the floor's in the same round), and the process's voluntary
+context switches per event in the timed region (median of the rounds: each
+is a thread that went to sleep waiting, for a queue, a lock or the GIL). On
+Linux the table ends with the CPU steal during its rounds (from
+``/proc/stat``: time the hypervisor gave this machine's CPUs to others),
+which is what makes figures move most on a shared virtual machine.
+
+Pin the process to one CPU to take the cost of threads waking each other
+across cores out (the GIL lets one run at a time anyway):
+``taskset -c 1 python -m benchmarks.bench_events``. With ``--gc on`` the cyclic
 collector runs as usual (it walks the growing cache: most of the time at 20k
 for every contender alike); with ``--gc off`` it is disabled in the timed
 region, which leaves the per-event work of each pipeline.
@@ -36,13 +45,14 @@ from __future__ import annotations
 import argparse
 import gc
 import queue
+import resource
 import statistics
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -57,6 +67,30 @@ FLOOR_EXACT = "floor: exact parse + keep"
 FLOOR_HANDOFFS = "floor: 2 thread hand-offs"
 OURS = "kube-informers"
 CONTENDERS = (FLOOR, FLOOR_EXACT, FLOOR_HANDOFFS, OURS)
+
+
+class Timing(NamedTuple):
+    """One contender's timed region: wall seconds, and the voluntary context
+    switches the whole process made in it."""
+
+    seconds: float
+    switches: int
+
+
+def _switches() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+
+
+def _cpu_ticks() -> tuple[int, int] | None:
+    """(all, steal) CPU ticks of the machine so far, from /proc/stat; None
+    where there is no such file."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(f) for f in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    steal = fields[7] if len(fields) > 7 else 0
+    return sum(fields[:8]), steal
 
 
 def watch_lines(n: int, namespace: str) -> list[bytes]:
@@ -85,18 +119,19 @@ class _Collector:
         gc.enable()
 
 
-def floor(lines: list[bytes], loads: Callable[[bytes], Any], collector: bool) -> float:
+def floor(lines: list[bytes], loads: Callable[[bytes], Any], collector: bool) -> Timing:
     cache: dict[str, Any] = {}
     with _Collector(collector):
+        switched = _switches()
         started = time.perf_counter()
         for line in lines:
             obj = loads(line)["object"]
             meta = obj["metadata"]
             cache[f"{meta['namespace']}/{meta['name']}"] = obj
-        return time.perf_counter() - started
+        return Timing(time.perf_counter() - started, _switches() - switched)
 
 
-def floor_handoffs(lines: list[bytes], collector: bool) -> float:
+def floor_handoffs(lines: list[bytes], collector: bool) -> Timing:
     to_cache: queue.SimpleQueue[Any] = queue.SimpleQueue()
     to_handler: queue.SimpleQueue[Any] = queue.SimpleQueue()
     done = threading.Event()
@@ -122,11 +157,12 @@ def floor_handoffs(lines: list[bytes], collector: bool) -> float:
         thread.start()
     try:
         with _Collector(collector):
+            switched = _switches()
             started = time.perf_counter()
             for line in lines:
                 to_cache.put(orjson.loads(line)["object"])
             assert done.wait(600)
-            return time.perf_counter() - started
+            return Timing(time.perf_counter() - started, _switches() - switched)
     finally:
         to_cache.put(None)
         for thread in threads:
@@ -176,7 +212,7 @@ class _ListerWatcher:
         return _HTTPWatchStream(_Response(lines, self.release), "pods")
 
 
-def ours(lines: list[bytes], collector: bool) -> float:
+def ours(lines: list[bytes], collector: bool) -> Timing:
     n = len(lines)
     done = threading.Event()
     seen = [0]
@@ -196,17 +232,19 @@ def ours(lines: list[bytes], collector: bool) -> float:
         assert reflector is not None
         assert reflector.wait_for(lambda s: type(s).__name__ == "Watching", 30)
         with _Collector(collector):
+            switched = _switches()
             started = time.perf_counter()
             lw.release.set()
             assert done.wait(600)
-            return time.perf_counter() - started
+            return Timing(time.perf_counter() - started, _switches() - switched)
     finally:
         inf.stop()
 
 
-def run(n: int, rounds: int, collector: bool) -> dict[str, list[float]]:
-    """Microseconds per event of every contender, ``rounds`` times, interleaved."""
-    times: dict[str, list[float]] = {name: [] for name in CONTENDERS}
+def run(n: int, rounds: int, collector: bool) -> dict[str, list[Timing]]:
+    """Every contender's timing, ``rounds`` times, interleaved (per event:
+    microseconds and switches)."""
+    times: dict[str, list[Timing]] = {name: [] for name in CONTENDERS}
     for r in range(rounds):
         lines = watch_lines(n, f"ns-round-{r}")
         for name in CONTENDERS:
@@ -218,25 +256,36 @@ def run(n: int, rounds: int, collector: bool) -> dict[str, list[float]]:
                 elapsed = floor_handoffs(lines, collector)
             else:
                 elapsed = ours(lines, collector)
-            times[name].append(elapsed / n * 1e6)
+            times[name].append(Timing(elapsed.seconds / n * 1e6, elapsed.switches))
     return times
 
 
-def report(times: dict[str, list[float]], collector: bool, n: int) -> None:
-    """The table: best and median microseconds per event, and the cost over
-    the orjson floor as the median of the per-round ratios (each round's
+def report(
+    times: dict[str, list[Timing]],
+    collector: bool,
+    n: int,
+    steal: float | None = None,
+) -> None:
+    """The table: best and median microseconds per event, the cost over the
+    orjson floor as the median of the per-round ratios (each round's
     contenders run back to back, so a ratio within a round cancels most of
-    the machine's drift between rounds)."""
-    floor_times = times[FLOOR]
+    the machine's drift between rounds), and the median voluntary context
+    switches per event; then ``steal`` (a fraction of the CPU time) if known."""
+    floor_times = [t.seconds for t in times[FLOOR]]
     print(f"\n{n:,} events, collector {'on' if collector else 'off'} (us per event)")
-    header = ("contender", "best", "median", "cost vs floor (median of rounds)")
-    print(f"{header[0]:32s} {header[1]:>8s} {header[2]:>8s}  {header[3]}")
-    for name, values in times.items():
+    header = ("contender", "best", "median", "cost vs floor (median of rounds)", "switches")
+    print(f"{header[0]:32s} {header[1]:>8s} {header[2]:>8s}  {header[3]:36s} {header[4]}")
+    for name, timings in times.items():
+        values = [t.seconds for t in timings]
         ratios = [v / f for v, f in zip(values, floor_times, strict=True)]
+        cost = f"{statistics.median(ratios):.2f}x (rounds {min(ratios):.2f}-{max(ratios):.2f})"
+        switches = statistics.median(t.switches for t in timings) / n
         print(
             f"{name:32s} {min(values):8.1f} {statistics.median(values):8.1f}  "
-            f"{statistics.median(ratios):.2f}x (rounds {min(ratios):.2f}-{max(ratios):.2f})"
+            f"{cost:36s} {switches:.3f}/event"
         )
+    if steal is not None:
+        print(f"CPU steal during these rounds: {steal:.0%} of the machine's CPU time")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,7 +298,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     modes = {"on": [True], "off": [False], "both": [True, False]}[args.gc]
     for collector in modes:
-        report(run(args.events, args.rounds, collector), collector, args.events)
+        before = _cpu_ticks()
+        times = run(args.events, args.rounds, collector)
+        after = _cpu_ticks()
+        steal = None
+        if before is not None and after is not None and after[0] > before[0]:
+            steal = (after[1] - before[1]) / (after[0] - before[0])
+        report(times, collector, args.events, steal)
     return 0
 
 

@@ -88,3 +88,5 @@ def test_events_pipeline_benchmark_smoke_run(capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     for name in bench_events.CONTENDERS:
         assert out.count(name) == 2, name
+        rows = [line for line in out.splitlines() if line.startswith(name)]
+        assert all(line.endswith("/event") for line in rows), rows  # the switches column

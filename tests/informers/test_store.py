@@ -359,7 +359,8 @@ def test_unindexed_write_racing_add_indexers_is_indexed_by_the_new_index() -> No
     assert RacingIndexers.raced
     assert sorted(store.index_keys("app", "web")) == ["default/a", "default/before"]
     replaced = store.upsert("default/a", pod("a", app="db"))
-    assert replaced is not None and replaced["metadata"]["labels"] == {"app": "web"}
+    assert replaced is not None
+    assert replaced["metadata"]["labels"] == {"app": "web"}
     assert store.index_keys("app", "db") == ["default/a"]
 
 
