@@ -378,15 +378,23 @@ class RealFIFO:
         #: by ``_drain_locked``, which every locked reader of the queue calls
         #: first; everything in ``_queue`` is older than everything here.
         self._intake: deque[_Item] = deque()
-        #: How a consumer sleeps: it blocks in ``_bell.get()`` without the
-        #: lock, and is woken by a token (SimpleQueue: a wait and a wake-up
-        #: in C, as cheap as any). A token may be stale (a sleeper re-checks).
+        #: How a consumer sleeps: it blocks in ``get()`` on a bell without
+        #: the lock, and is woken by a token (SimpleQueue: a wait and a
+        #: wake-up in C, as cheap as any). A token may be stale (a sleeper
+        #: re-checks). pop_batch sleepers (whom wake() is for) and pop
+        #: sleepers (who ignore it) have a bell each: tokens are anonymous,
+        #: and a pop that woke and went back to sleep on a shared bell could
+        #: take the token wake() rang for a pop_batch, which would then sleep
+        #: on. A bell is rung only while a sleeper of its kind is counted.
         self._bell: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self._pop_bell: queue.SimpleQueue[None] = queue.SimpleQueue()
         #: Set (under the lock) by a consumer about to sleep, read without it
         #: by producers: the first to see it set clears it and rings. The
         #: consumer sets it, then looks at the intake; a producer appends,
         #: then reads it: under the GIL one of them sees the other's write,
-        #: so an entry is never left unseen by a sleeper.
+        #: so an entry is never left unseen by a sleeper. (This, and the
+        #: unlocked intake, rely on the GIL: a free-threaded build would
+        #: need the lock around the append and the ring.)
         self._armed = False
         # --- guarded by _lock -------------------------------------------------
         self._queue: deque[_Item] = deque()
@@ -406,6 +414,11 @@ class RealFIFO:
         #: Consumers blocked in :meth:`pop` or :meth:`pop_batch` (or about to
         #: be): :meth:`close` and :meth:`wake` ring once for each.
         self._sleepers = 0
+        #: Of which in pop_batch (on _bell) and in pop (on _pop_bell); read
+        #: without the lock by _ring (a sleeper is counted before it arms and
+        #: until it is awake again).
+        self._batch_sleepers = 0
+        self._pop_sleepers = 0
         #: Set by :meth:`wake`, cleared by the pop_batch that returns for it.
         self._woken = False
         # ----------------------------------------------------------------------
@@ -668,26 +681,46 @@ class RealFIFO:
                 if self._sleepers and len(self._queue) > 1:
                     # More than this caller takes, while others sleep: pass
                     # the wake-up on (a burst rings only once).
-                    self._bell.put(None)
+                    self._ring()
                 return True
             if self._closed:
                 raise FIFOClosedError("the delta queue is closed")
+            if wakeable:
+                self._batch_sleepers += 1
+                bell = self._bell
+            else:
+                self._pop_sleepers += 1
+                bell = self._pop_bell
             self._sleepers += 1
             self._armed = True
             lock.release()
             try:
                 if not self._intake:  # after arming: see _armed
-                    self._bell.get()
+                    bell.get()
             finally:
                 lock.acquire()
                 self._sleepers -= 1
+                if wakeable:
+                    self._batch_sleepers -= 1
+                else:
+                    self._pop_sleepers -= 1
                 self._armed = self._sleepers > 0  # the others still sleep
 
     def _ring_all_locked(self) -> None:
         """Wake every sleeping consumer (each re-checks why it woke)."""
         self._armed = False
-        for _ in range(self._sleepers):
+        for _ in range(self._batch_sleepers):
             self._bell.put(None)
+        for _ in range(self._pop_sleepers):
+            self._pop_bell.put(None)
+
+    def _ring(self) -> None:
+        """Wake one sleeper of each kind (with or without the lock; the one
+        that finds nothing sleeps again): whoever can take the new entry."""
+        if self._batch_sleepers:
+            self._bell.put(None)
+        if self._pop_sleepers:
+            self._pop_bell.put(None)
 
     def _drain_locked(self) -> None:
         """Move the intake into the queue, in order (see ``_intake``)."""
@@ -781,7 +814,7 @@ class RealFIFO:
         self._intake.append(_Item(_new_delta(delta_type, obj), key))
         if self._armed:
             self._armed = False
-            self._bell.put(None)
+            self._ring()
 
     def _ingest(self, obj: Any) -> tuple[str, Any]:
         """Transform (unless a tombstone) and key an incoming object; no lock held."""
@@ -799,7 +832,7 @@ class RealFIFO:
         self._appended += 1
         if self._armed:
             self._armed = False
-            self._bell.put(None)
+            self._ring()
 
     def _pending_locked(self) -> dict[str, Any]:
         """The last pending object of every key with entries being processed

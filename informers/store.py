@@ -618,17 +618,7 @@ class Indexer(ThreadSafeStore):
         :class:`~informers.ObjectKeyError` when the key function fails
         (whatever it raised is chained) or returns something other than a
         string. Takes no lock."""
-        key_func = self._key_func
-        if key_func is meta_namespace_key:
-            # The default, asked once per event: it raises ObjectKeyError or
-            # returns a str; anything else it raises is wrapped as below.
-            try:
-                return meta_namespace_key(obj)
-            except ObjectKeyError:
-                raise
-            except Exception:  # noqa: BLE001 - checked_key wraps and chains it
-                return checked_key(key_func, obj)
-        return checked_key(key_func, obj)
+        return checked_key(self._key_func, obj)
 
     def _describe(self, obj: Any) -> str:
         try:

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import random
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -661,6 +664,48 @@ def test_wake_makes_a_blocked_pop_batch_return_zero() -> None:
     assert not consumer.is_alive()
     assert results == [0]
     assert len(fifo) == 0
+
+
+def _until(condition: Callable[[], bool]) -> None:
+    """Wait (bounded) for a state another thread reaches."""
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, "state not reached"
+        time.sleep(0.001)
+
+
+@pytest.mark.parametrize("round_", range(5))
+def test_wake_reaches_a_pop_batch_while_a_pop_sleeps_too(round_: int) -> None:
+    # A pop (which ignores wake-ups) and a pop_batch sleep on one queue: the
+    # pop must not take the wake-up meant for the pop_batch.
+    fifo = RealFIFO()
+    returned: list[int] = []
+    batch_returned = threading.Event()
+
+    def popper() -> None:
+        with contextlib.suppress(FIFOClosedError):
+            fifo.pop(lambda _d, _i: None)
+
+    def batcher() -> None:
+        returned.append(fifo.pop_batch(lambda _d, _i: None))
+        batch_returned.set()
+
+    threads = [threading.Thread(target=popper), threading.Thread(target=batcher)]
+    for thread in threads:
+        thread.start()
+    try:
+        _until(lambda: fifo._sleepers == 2)  # both asleep
+        fifo.wake()
+        assert batch_returned.wait(WAIT), "the wake-up was lost"
+        assert returned == [0]
+        fifo.add(pod("a"))  # and the pop still gets data
+        threads[0].join(WAIT)
+        assert not threads[0].is_alive()
+        assert len(fifo) == 0
+    finally:
+        fifo.close()
+        for thread in threads:
+            thread.join(WAIT)
 
 
 def test_a_wake_before_the_wait_is_not_lost_and_is_consumed_once() -> None:

@@ -736,8 +736,8 @@ def test_key_of_wraps_what_the_key_function_raises() -> None:
 
 
 def test_default_key_of_wraps_what_meta_namespace_key_raises() -> None:
-    # The default key function is called directly (the per-event path): what
-    # it raises besides ObjectKeyError is still wrapped and chained.
+    # What the default key function raises besides ObjectKeyError (here an
+    # object whose metadata cannot be read) is wrapped and chained.
     class Haunted:
         @property
         def metadata(self) -> Any:
