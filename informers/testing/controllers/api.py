@@ -133,13 +133,22 @@ class JsonApi:
         return self.request("PUT", f"{path}/{subresource}" if subresource else path, obj)
 
     def patch_status(
-        self, resource: Resource, namespace: str | None, name: str, status: Any
+        self,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        status: Any,
+        *,
+        resource_version: str = "",
     ) -> dict[str, Any]:
-        """Merge-patch ``status`` into the object's status subresource."""
+        """Merge-patch ``status`` into the object's status subresource; with
+        ``resource_version``, only onto that version (else
+        :class:`ConflictError`: the caller's view is stale)."""
         path = resource.object_path(name, namespace) + "/status"
-        return self.request(
-            "PATCH", path, {"status": status}, content_type="application/merge-patch+json"
-        )
+        body: dict[str, Any] = {"status": status}
+        if resource_version:
+            body["metadata"] = {"resourceVersion": resource_version}
+        return self.request("PATCH", path, body, content_type="application/merge-patch+json")
 
     def patch(
         self, resource: Resource, namespace: str | None, name: str, patch: Any

@@ -26,7 +26,7 @@ from informers.clock import REAL_CLOCK, Clock
 from informers.informer import SharedIndexInformer
 from informers.resources import PODS
 from informers.runtime import Controller, InformerSource, Request, Result
-from informers.testing.controllers.api import JsonApi, NotFoundError
+from informers.testing.controllers.api import ConflictError, JsonApi, NotFoundError
 from informers.testing.controllers.common import TERMINAL_PHASES, controller_of, now
 
 __all__ = ["DEFAULT_NODE", "PodLifecycleReconciler", "pod_lifecycle_controller"]
@@ -100,6 +100,11 @@ class PodLifecycleReconciler:
             return self._reconcile(request)
         except NotFoundError:
             return None  # deleted meanwhile: its delete event settles the rest
+        except ConflictError:
+            # Started from a stale cache (the pod moved on meanwhile, maybe
+            # to a terminal phase it must never leave): the event of the
+            # newer version brings the request back.
+            return None
 
     def _reconcile(self, request: Request) -> Result | None:
         pod = self.pods.get_indexer().get_by_key(request.key)
@@ -135,10 +140,17 @@ class PodLifecycleReconciler:
 
     def _start(self, request: Request, pod: dict[str, Any]) -> None:
         spec = pod.get("spec") or {}
+        rv = pod["metadata"]["resourceVersion"]  # every write is onto this version
         node = spec.get("nodeName")
         if not node:
             node = self._node()
-            self.api.patch(PODS, request.namespace, request.name, {"spec": {"nodeName": node}})
+            bound = self.api.patch(
+                PODS,
+                request.namespace,
+                request.name,
+                {"metadata": {"resourceVersion": rv}, "spec": {"nodeName": node}},
+            )
+            rv = bound["metadata"]["resourceVersion"]
         stamp = now()
         containers = [
             {
@@ -165,7 +177,9 @@ class PodLifecycleReconciler:
             "startTime": stamp,
             "qosClass": "BestEffort",
         }
-        self.api.patch_status(PODS, request.namespace, request.name, status)
+        # Onto the version it was computed from: a stale cache must not move
+        # a pod that already ran to completion back to Running.
+        self.api.patch_status(PODS, request.namespace, request.name, status, resource_version=rv)
         log.debug("pod %s: running on %s", request, node)
 
     def _succeed(self, request: Request, pod: dict[str, Any]) -> None:

@@ -218,3 +218,53 @@ def test_orphan_deletion_keeps_the_dependents(cluster: Cluster) -> None:
     )
     assert cluster.manager.wait_idle()
     assert len(cluster.objects(PODS)) == 2
+
+
+def test_a_stale_cache_never_moves_a_finished_pod_back_to_running() -> None:
+    # The lifecycle controller reads pods from its cache. A reconcile that
+    # still sees the Pending version of a Job's pod the server already has
+    # as Succeeded must not start it again (that made a Job's succeeded
+    # count drop after it completed).
+    from informers.runtime import Request
+    from informers.store import Indexer
+    from informers.testing.controllers import JsonApi
+    from informers.testing.controllers.pods import PodLifecycleReconciler
+
+    class StaleView:
+        def __init__(self, obj: dict[str, Any]) -> None:
+            self._indexer = Indexer()
+            self._indexer.add(obj)
+
+        def get_indexer(self) -> Indexer:
+            return self._indexer
+
+    with ApiServer() as server:
+        job = server.create(JOBS, {"metadata": {"name": "j"}, "spec": {"template": {}}}, "default")
+        owner = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": "j",
+            "uid": job["metadata"]["uid"],
+            "controller": True,
+        }
+        body = pod("p")
+        body["metadata"]["ownerReferences"] = [owner]
+        body["spec"]["restartPolicy"] = "Never"
+        pending = server.create(PODS, body, "default")
+        api_client = server.api_client()
+        try:
+            api = JsonApi(api_client)
+            api.patch(PODS, "default", "p", {"spec": {"nodeName": "n"}})
+            api.patch_status(PODS, "default", "p", {"phase": "Succeeded"})
+            reconciler = PodLifecycleReconciler(
+                api,
+                StaleView(pending),  # type: ignore[arg-type]
+                None,
+                ready_delay=0,
+                completion_delay=60,  # it would not succeed it again soon
+            )
+            result = reconciler(Request("default", "p"))
+            assert server.get(PODS, "p")["status"]["phase"] == "Succeeded"
+            assert result is None  # the next event brings the request back
+        finally:
+            api_client.close()
