@@ -81,17 +81,6 @@ def _switches() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
 
 
-class _Stopwatch:
-    """Started when made; :meth:`stop` gives the :class:`Timing` since."""
-
-    def __init__(self) -> None:
-        self._switched = _switches()
-        self._started = time.perf_counter()
-
-    def stop(self) -> Timing:
-        return Timing(time.perf_counter() - self._started, _switches() - self._switched)
-
-
 def _cpu_ticks() -> tuple[int, int] | None:
     """(all, steal) CPU ticks of the machine so far, from /proc/stat; None
     where there is no such file."""
@@ -133,12 +122,13 @@ class _Collector:
 def floor(lines: list[bytes], loads: Callable[[bytes], Any], collector: bool) -> Timing:
     cache: dict[str, Any] = {}
     with _Collector(collector):
-        watch = _Stopwatch()
+        switched = _switches()
+        started = time.perf_counter()
         for line in lines:
             obj = loads(line)["object"]
             meta = obj["metadata"]
             cache[f"{meta['namespace']}/{meta['name']}"] = obj
-        return watch.stop()
+        return Timing(time.perf_counter() - started, _switches() - switched)
 
 
 def floor_handoffs(lines: list[bytes], collector: bool) -> Timing:
@@ -167,11 +157,12 @@ def floor_handoffs(lines: list[bytes], collector: bool) -> Timing:
         thread.start()
     try:
         with _Collector(collector):
-            watch = _Stopwatch()
+            switched = _switches()
+            started = time.perf_counter()
             for line in lines:
                 to_cache.put(orjson.loads(line)["object"])
             assert done.wait(600)
-            return watch.stop()
+            return Timing(time.perf_counter() - started, _switches() - switched)
     finally:
         to_cache.put(None)
         for thread in threads:
@@ -241,10 +232,11 @@ def ours(lines: list[bytes], collector: bool) -> Timing:
         assert reflector is not None
         assert reflector.wait_for(lambda s: type(s).__name__ == "Watching", 30)
         with _Collector(collector):
-            watch = _Stopwatch()
+            switched = _switches()
+            started = time.perf_counter()
             lw.release.set()
             assert done.wait(600)
-            return watch.stop()
+            return Timing(time.perf_counter() - started, _switches() - switched)
     finally:
         inf.stop()
 
