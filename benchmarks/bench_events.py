@@ -81,6 +81,17 @@ def _switches() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
 
 
+class _Stopwatch:
+    """Started when made; :meth:`stop` gives the :class:`Timing` since."""
+
+    def __init__(self) -> None:
+        self._switched = _switches()
+        self._started = time.perf_counter()
+
+    def stop(self) -> Timing:
+        return Timing(time.perf_counter() - self._started, _switches() - self._switched)
+
+
 def _cpu_ticks() -> tuple[int, int] | None:
     """(all, steal) CPU ticks of the machine so far, from /proc/stat; None
     where there is no such file."""
@@ -122,13 +133,12 @@ class _Collector:
 def floor(lines: list[bytes], loads: Callable[[bytes], Any], collector: bool) -> Timing:
     cache: dict[str, Any] = {}
     with _Collector(collector):
-        switched = _switches()
-        started = time.perf_counter()
+        watch = _Stopwatch()
         for line in lines:
             obj = loads(line)["object"]
             meta = obj["metadata"]
             cache[f"{meta['namespace']}/{meta['name']}"] = obj
-        return Timing(time.perf_counter() - started, _switches() - switched)
+        return watch.stop()
 
 
 def floor_handoffs(lines: list[bytes], collector: bool) -> Timing:
@@ -157,12 +167,11 @@ def floor_handoffs(lines: list[bytes], collector: bool) -> Timing:
         thread.start()
     try:
         with _Collector(collector):
-            switched = _switches()
-            started = time.perf_counter()
+            watch = _Stopwatch()
             for line in lines:
                 to_cache.put(orjson.loads(line)["object"])
             assert done.wait(600)
-            return Timing(time.perf_counter() - started, _switches() - switched)
+            return watch.stop()
     finally:
         to_cache.put(None)
         for thread in threads:
@@ -232,11 +241,10 @@ def ours(lines: list[bytes], collector: bool) -> Timing:
         assert reflector is not None
         assert reflector.wait_for(lambda s: type(s).__name__ == "Watching", 30)
         with _Collector(collector):
-            switched = _switches()
-            started = time.perf_counter()
+            watch = _Stopwatch()
             lw.release.set()
             assert done.wait(600)
-            return Timing(time.perf_counter() - started, _switches() - switched)
+            return watch.stop()
     finally:
         inf.stop()
 

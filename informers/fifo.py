@@ -411,12 +411,10 @@ class RealFIFO:
         self._initial_population_count = 0
         self._closed = False
         self._last_resource_version = ""
-        #: Consumers blocked in :meth:`pop` or :meth:`pop_batch` (or about to
-        #: be): :meth:`close` and :meth:`wake` ring once for each.
-        self._sleepers = 0
-        #: Of which in pop_batch (on _bell) and in pop (on _pop_bell); read
-        #: without the lock by _ring (a sleeper is counted before it arms and
-        #: until it is awake again).
+        #: Consumers blocked (or about to be) in :meth:`pop_batch` (on
+        #: _bell) and in :meth:`pop` (on _pop_bell): :meth:`close` and
+        #: :meth:`wake` ring once for each. Read without the lock by _ring (a
+        #: sleeper is counted before it arms and until it is awake again).
         self._batch_sleepers = 0
         self._pop_sleepers = 0
         #: Set by :meth:`wake`, cleared by the pop_batch that returns for it.
@@ -678,7 +676,7 @@ class RealFIFO:
                 self._woken = False
                 return False
             if self._queue:
-                if self._sleepers and len(self._queue) > 1:
+                if (self._batch_sleepers or self._pop_sleepers) and len(self._queue) > 1:
                     # More than this caller takes, while others sleep: pass
                     # the wake-up on (a burst rings only once).
                     self._ring()
@@ -691,7 +689,6 @@ class RealFIFO:
             else:
                 self._pop_sleepers += 1
                 bell = self._pop_bell
-            self._sleepers += 1
             self._armed = True
             lock.release()
             try:
@@ -699,12 +696,12 @@ class RealFIFO:
                     bell.get()
             finally:
                 lock.acquire()
-                self._sleepers -= 1
                 if wakeable:
                     self._batch_sleepers -= 1
                 else:
                     self._pop_sleepers -= 1
-                self._armed = self._sleepers > 0  # the others still sleep
+                # the others still sleep
+                self._armed = self._batch_sleepers + self._pop_sleepers > 0
 
     def _ring_all_locked(self) -> None:
         """Wake every sleeping consumer (each re-checks why it woke)."""

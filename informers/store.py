@@ -343,19 +343,15 @@ class ThreadSafeStore:
         """
         while True:
             indexers = self._indexers
-            if not indexers:  # no index to compute or maintain: the write alone
-                with self._lock:
-                    if self._indexers is indexers:
-                        items = self._items
-                        old = items.get(key)
-                        items[key] = obj
-                        return old
-                continue  # an index was added meanwhile
-            computed = _compute(indexers, key, obj, self._on_index_error)
+            # Without indexes (the informer's default) only the write is left.
+            computed = _compute(indexers, key, obj, self._on_index_error) if indexers else None
             with self._lock:
                 if self._indexers is indexers:
                     old = self._items.get(key)
-                    self._put_locked(key, obj, computed)
+                    if computed is None:
+                        self._items[key] = obj
+                    else:
+                        self._put_locked(key, obj, computed)
                     return old
             # Indexes were added while we computed: compute for those too.
 

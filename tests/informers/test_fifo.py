@@ -2,10 +2,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import queue
 import random
 import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -666,12 +665,17 @@ def test_wake_makes_a_blocked_pop_batch_return_zero() -> None:
     assert len(fifo) == 0
 
 
-def _until(condition: Callable[[], bool]) -> None:
-    """Wait (bounded) for a state another thread reaches."""
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        assert time.monotonic() < deadline, "state not reached"
-        time.sleep(0.001)
+class _SignallingBell(queue.SimpleQueue[None]):
+    """A consumer's bell that releases ``entered`` as a consumer starts to
+    wait on it (the test then knows it sleeps, or is about to)."""
+
+    def __init__(self, entered: threading.Semaphore) -> None:
+        super().__init__()
+        self.entered = entered
+
+    def get(self, block: bool = True, timeout: float | None = None) -> None:
+        self.entered.release()
+        return super().get(block, timeout)
 
 
 @pytest.mark.parametrize("round_", range(5))
@@ -690,11 +694,15 @@ def test_wake_reaches_a_pop_batch_while_a_pop_sleeps_too(round_: int) -> None:
         returned.append(fifo.pop_batch(lambda _d, _i: None))
         batch_returned.set()
 
+    entered = threading.Semaphore(0)
+    fifo._bell = _SignallingBell(entered)
+    fifo._pop_bell = _SignallingBell(entered)
     threads = [threading.Thread(target=popper), threading.Thread(target=batcher)]
     for thread in threads:
         thread.start()
     try:
-        _until(lambda: fifo._sleepers == 2)  # both asleep
+        assert entered.acquire(timeout=WAIT)  # both asleep
+        assert entered.acquire(timeout=WAIT)
         fifo.wake()
         assert batch_returned.wait(WAIT), "the wake-up was lost"
         assert returned == [0]
