@@ -169,14 +169,22 @@ class JsonApi:
         *,
         propagation: str = "",
         uid: str = "",
+        resource_version: str = "",
     ) -> bool:
-        """DELETE the object; ``False`` when it was gone already. ``uid`` is a
-        precondition (a 409 when the name now holds another object)."""
+        """DELETE the object; ``False`` when it was gone already. ``uid`` and
+        ``resource_version`` are preconditions (:class:`ConflictError` when
+        the name now holds another object, or the object changed since the
+        caller read it)."""
         options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if propagation:
             options["propagationPolicy"] = propagation
+        preconditions: dict[str, str] = {}
         if uid:
-            options["preconditions"] = {"uid": uid}
+            preconditions["uid"] = uid
+        if resource_version:
+            preconditions["resourceVersion"] = resource_version
+        if preconditions:
+            options["preconditions"] = preconditions
         try:
             self.request("DELETE", resource.object_path(name, namespace), options)
         except NotFoundError:

@@ -6,8 +6,10 @@ It watches Deployments, ReplicaSets, Jobs (owners) and ReplicaSets and Pods
 
 * **Background** (an owner is gone): a dependent whose every owner reference
   names an object that no longer exists (checked with a live GET, so a
-  lagging cache never deletes anything) is deleted; references to missing
-  owners are dropped from a dependent that still has another owner.
+  lagging cache never deletes anything; the dependent itself is read live
+  too, and deleted only at the version judged, so references an orphaning
+  owner removed meanwhile are never overlooked) is deleted; references to
+  missing owners are dropped from a dependent that still has another owner.
 * **Foreground** (the owner has ``deletionTimestamp`` and the
   ``foregroundDeletion`` finalizer): its dependents are deleted (those that
   own things themselves in the foreground too); once no dependent with
@@ -138,12 +140,18 @@ class GarbageCollector:
             return self._collect(resource, obj)
         return None
 
-    def _collect(self, resource: Resource, obj: dict[str, Any]) -> Result | None:
-        refs = _refs(obj)
-        if not refs:
+    def _collect(self, resource: Resource, cached: dict[str, Any]) -> Result | None:
+        if not _refs(cached):
             return None
+        namespace = get_namespace(cached)
+        # Decide on the live dependent, never on the cache alone: an orphaning
+        # owner may have just had its references removed from it (while the
+        # cache still shows them), and the owner be gone now.
+        obj = self.api.get(resource, namespace, cached["metadata"]["name"])
+        if obj is None or obj["metadata"].get("uid") != cached["metadata"].get("uid"):
+            return None
+        refs = _refs(obj)
         meta = obj["metadata"]
-        namespace = get_namespace(obj)
         present, gone = [], []
         for ref in refs:
             owner_resource = _owner_resource(ref)
@@ -165,30 +173,62 @@ class GarbageCollector:
                 return None
         if not gone:
             return None
-        if not present:
-            if not meta.get("deletionTimestamp"):
-                log.info(
-                    "gc: %s %s/%s has no owner left, deleting",
-                    resource.kind,
-                    namespace,
-                    meta["name"],
-                )
-                self._delete(resource, obj, "Background")
-            return None
-        self.api.patch(
-            resource,
-            namespace,
-            meta["name"],
-            {"metadata": {"ownerReferences": [dict(r) for r in present]}},
-        )
+        try:
+            if not present:
+                if not meta.get("deletionTimestamp"):
+                    log.info(
+                        "gc: %s %s/%s has no owner left, deleting",
+                        resource.kind,
+                        namespace,
+                        meta["name"],
+                    )
+                    # Only the version just judged: if its references changed
+                    # since, it is judged again.
+                    self._delete(resource, obj, "Background", check_version=True)
+                return None
+            self.api.patch(
+                resource,
+                namespace,
+                meta["name"],
+                {
+                    "metadata": {
+                        "resourceVersion": meta["resourceVersion"],
+                        "ownerReferences": [dict(r) for r in present],
+                    }
+                },
+            )
+        except ConflictError:
+            return Result(requeue=True)
+        except NotFoundError:
+            pass
         return None
 
     def _delete_dependent(self, resource: Resource, obj: dict[str, Any]) -> None:
         owns = (resource.group, resource.kind) in OWNER_KINDS
         self._delete(resource, obj, "Foreground" if owns else "Background")
 
-    def _delete(self, resource: Resource, obj: dict[str, Any], propagation: str) -> None:
+    def _delete(
+        self,
+        resource: Resource,
+        obj: dict[str, Any],
+        propagation: str,
+        *,
+        check_version: bool = False,
+    ) -> None:
+        """Delete ``obj`` (not another object under its name). With
+        ``check_version`` only its version as read: a change since raises
+        :class:`ConflictError`."""
         meta = obj["metadata"]
+        if check_version:
+            self.api.delete(
+                resource,
+                get_namespace(obj),
+                meta["name"],
+                propagation=propagation,
+                uid=meta["uid"],
+                resource_version=meta["resourceVersion"],
+            )
+            return
         # a conflict: the name holds another object now, not ours to delete
         with contextlib.suppress(ConflictError):
             self.api.delete(

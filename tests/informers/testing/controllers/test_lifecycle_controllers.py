@@ -268,3 +268,75 @@ def test_a_stale_cache_never_moves_a_finished_pod_back_to_running() -> None:
             assert result is None  # the next event brings the request back
         finally:
             api_client.close()
+
+
+def test_a_stale_cache_never_deletes_a_dependent_that_was_just_orphaned() -> None:
+    # An orphaning delete removes the owner reference from the dependent,
+    # then the owner goes. A reconcile of the dependent whose cache still
+    # shows the reference (and finds the owner gone) must not delete it
+    # (that made test_orphan_deletion_keeps_the_dependents lose its
+    # ReplicaSet in a clean-clone CI run).
+    from informers.runtime import Request
+    from informers.store import Indexer
+    from informers.testing.controllers import JsonApi
+    from informers.testing.controllers.api import ConflictError
+    from informers.testing.controllers.garbagecollector import (
+        OWNER_UID_INDEX,
+        GarbageCollector,
+        owner_uid_index,
+    )
+
+    class StaleView:
+        def __init__(self, *objs: dict[str, Any]) -> None:
+            self._indexer = Indexer(indexers={OWNER_UID_INDEX: owner_uid_index})
+            for obj in objs:
+                self._indexer.add(obj)
+
+        def get_indexer(self) -> Indexer:
+            return self._indexer
+
+    with ApiServer() as server:
+        owner = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "name": "web",
+            "uid": "gone-uid",
+            "controller": True,
+        }
+        stale = server.create(
+            REPLICASETS, {"metadata": {"name": "rs", "ownerReferences": [owner]}}, "default"
+        )
+        api_client = server.api_client()
+        try:
+            api = JsonApi(api_client)
+            orphaned = api.patch(
+                REPLICASETS, "default", "rs", {"metadata": {"ownerReferences": None}}
+            )
+            collector = GarbageCollector(
+                api,
+                {
+                    REPLICASETS: StaleView(stale),  # type: ignore[dict-item]
+                    PODS: StaleView(),  # type: ignore[dict-item]
+                },
+            )
+            assert collector(Request("default", "replicasets:rs")) is None
+            assert server.get(REPLICASETS, "rs")["metadata"]["uid"] == stale["metadata"]["uid"]
+
+            # and a delete only ever removes the version that was judged
+            with pytest.raises(ConflictError):
+                api.delete(
+                    REPLICASETS,
+                    "default",
+                    "rs",
+                    uid=stale["metadata"]["uid"],
+                    resource_version=stale["metadata"]["resourceVersion"],
+                )
+            assert api.delete(
+                REPLICASETS,
+                "default",
+                "rs",
+                uid=orphaned["metadata"]["uid"],
+                resource_version=orphaned["metadata"]["resourceVersion"],
+            )
+        finally:
+            api_client.close()
