@@ -101,7 +101,11 @@ def pod_list(server: ApiServer) -> dict[str, Any]:
     for item in items:
         item.pop("kind")
         item.pop("apiVersion")
-    body = {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}}
+    body: dict[str, Any] = {
+        "kind": "PodList",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": "1"},
+    }
     body["items"] = items
     return body
 
