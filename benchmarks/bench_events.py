@@ -18,6 +18,13 @@ empty and grows to the same size:
 * ``floor: 2 thread hand-offs``: orjson-parse on one thread, queue each
   object to a second that keys and keeps it and queues it to a third that
   counts it: the least a threaded informer (client-go's shape) does.
+* ``floor: the informer contract``: the least the informer contract costs,
+  written plainly on client-go's three threads (``bench_informer.ContractFloor``:
+  the exact parse, the resource version never moving back, the key, a locked
+  read-and-write of the cache, a typed notification to a handler thread that
+  counts it). Ours' cost over it is what kube-informers adds to the
+  contract; its cost over the hand-off floor is what the contract itself
+  costs in CPython.
 * ``kube-informers``: a :class:`~informers.SharedIndexInformer` with one
   no-op handler, reading the lines through the real watch stream
   (``informers.listwatch._HTTPWatchStream``) from an in-memory response;
@@ -58,6 +65,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_apiserver import make_pod
+from bench_informer import ContractFloor
 
 from informers import ResourceEventHandlerFuncs, SharedIndexInformer, _json
 from informers.listwatch import ListOptions, _HTTPWatchStream
@@ -65,8 +73,9 @@ from informers.listwatch import ListOptions, _HTTPWatchStream
 FLOOR = "floor: orjson + keep"
 FLOOR_EXACT = "floor: exact parse + keep"
 FLOOR_HANDOFFS = "floor: 2 thread hand-offs"
+FLOOR_CONTRACT = "floor: the informer contract"
 OURS = "kube-informers"
-CONTENDERS = (FLOOR, FLOOR_EXACT, FLOOR_HANDOFFS, OURS)
+CONTENDERS = (FLOOR, FLOOR_EXACT, FLOOR_HANDOFFS, FLOOR_CONTRACT, OURS)
 
 
 class Timing(NamedTuple):
@@ -178,6 +187,20 @@ def floor_handoffs(lines: list[bytes], collector: bool) -> Timing:
             thread.join()
 
 
+def floor_contract(lines: list[bytes], collector: bool) -> Timing:
+    checked = ContractFloor(len(lines))
+    loads = _json.loads
+    try:
+        with _Collector(collector):
+            watch = _Stopwatch()
+            for line in lines:
+                checked.put_event(loads(line))
+            checked.wait()
+            return watch.stop()
+    finally:
+        checked.close()
+
+
 class _Response:
     """An in-memory streamed response: the lines once released, then nothing
     until shut down (as an open watch with no more events)."""
@@ -262,6 +285,8 @@ def run(n: int, rounds: int, collector: bool) -> dict[str, list[Timing]]:
                 elapsed = floor(lines, _json.loads, collector)
             elif name == FLOOR_HANDOFFS:
                 elapsed = floor_handoffs(lines, collector)
+            elif name == FLOOR_CONTRACT:
+                elapsed = floor_contract(lines, collector)
             else:
                 elapsed = ours(lines, collector)
             times[name].append(Timing(elapsed.seconds / n * 1e6, elapsed.switches))
