@@ -831,6 +831,11 @@ class CompactStore:
 
     # ------------------------------------------------------------------ keys
 
+    @property
+    def key_func(self) -> KeyFunc:
+        """The key function this store keys objects with (never changes)."""
+        return self._key_func
+
     def key_of(self, obj: Any) -> str:
         """The key of ``obj`` under this store's key function; raises
         :class:`~informers.ObjectKeyError` as :meth:`Indexer.key_of

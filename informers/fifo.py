@@ -101,6 +101,7 @@ __all__ = [
     "Entry",
     "KeyListerGetter",
     "ListBufferFactory",
+    "PopDeltaFunc",
     "PopProcessFunc",
     "RealFIFO",
     "Relist",
@@ -145,6 +146,9 @@ _DELTA_TYPE_SLOT = Delta.__dict__["type"].__set__
 _DELTA_OBJECT_SLOT = Delta.__dict__["object"].__set__
 if Delta.__slots__ != ("type", "object"):  # pragma: no cover - a field was added
     raise TypeError("fifo: Delta changed; update _new_delta")
+
+
+_BOOKMARK = DeltaType.BOOKMARK
 
 
 def _new_delta(delta_type: DeltaType, obj: Any) -> Delta:
@@ -268,6 +272,11 @@ Entry: TypeAlias = list[Delta] | Relist
 
 #: ``process(entry, is_in_initial_list)``, called by :meth:`RealFIFO.pop`.
 PopProcessFunc: TypeAlias = Callable[[Entry, bool], None]
+
+#: What :meth:`RealFIFO.pop_batch` may hand an entry of one delta to instead:
+#: ``process_delta(delta, key, is_in_initial_list)``, with the key the queue
+#: gave the delta's object.
+PopDeltaFunc: TypeAlias = Callable[[Delta, str, bool], None]
 
 #: Applied to every incoming object once, at ingest (never to tombstones).
 TransformFunc: TypeAlias = Callable[[Any], Any]
@@ -579,11 +588,23 @@ class RealFIFO:
             self._finish_locked(taken, succeeded=True)
         return entry
 
-    def pop_batch(self, process: PopProcessFunc, max_entries: int = 64) -> int:
+    def pop_batch(
+        self,
+        process: PopProcessFunc,
+        max_entries: int = 64,
+        *,
+        process_delta: PopDeltaFunc | None = None,
+    ) -> int:
         """Process up to ``max_entries`` entries, oldest first, exactly as that
         many :meth:`pop` calls in a row would (one ``process`` call per entry,
         same arguments, same bookkeeping between calls); returns how many were
         processed.
+
+        With ``process_delta``, an entry of one delta is handed to
+        ``process_delta(delta, key, is_in_initial_list)`` instead, with the
+        key this queue's key function gave its object (after the transform;
+        for a bookmark, ``""``): a consumer that keys objects as the queue
+        does need not key them again. A relist still goes to ``process``.
 
         Blocks only for the first entry (raising
         :class:`~informers.errors.FIFOClosedError` as :meth:`pop` does), then
@@ -605,24 +626,40 @@ class RealFIFO:
                 return 0
             taken = self._take_locked()
         count = 0
+        in_flight, queued = self._in_flight, self._queue
         while True:
             # _process_taken inlined: one frame less per entry on the event path.
+            item, token, initial = taken
+            delta = item.delta  # None for a relist
             try:
-                process(taken[0].handed_out(), taken[2])
+                if process_delta is not None and delta is not None:
+                    process_delta(delta, item.key, initial)
+                else:
+                    process(item.handed_out(), initial)
             except BaseException as exc:
                 self._failed(taken, exc)
                 raise
             count += 1
             with self._lock:
-                self._finish_locked(taken, succeeded=True)
+                if delta is None or item.initial or delta.type is _BOOKMARK:
+                    self._finish_locked(taken, succeeded=True)
+                else:  # _finish_locked of a change: nothing to do but drop its token
+                    del in_flight[token]
                 if self._woken:
                     self._woken = False
                     return count
                 if self._intake:
                     self._drain_locked()
-                if count >= max_entries or not self._queue:
+                if count >= max_entries or not queued:
                     return count
-                taken = self._take_locked()
+                if self._initial_population_count or not self._populated:
+                    taken = self._take_locked()
+                else:  # _take_locked once synced (is_in_initial_list is False), inlined
+                    item = queued.popleft()
+                    token = self._next_token
+                    self._next_token = token + 1
+                    in_flight[token] = item
+                    taken = (item, token, False)
 
     def wake(self) -> None:
         """Make :meth:`pop_batch` return to its caller before it takes another

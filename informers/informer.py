@@ -46,7 +46,12 @@ from informers.handlers import (
 )
 from informers.listbuffer import PreparedList
 from informers.listwatch import ListerWatcher
-from informers.objects import Indexers, get_resource_version
+from informers.objects import (
+    Indexers,
+    deletion_handling_meta_namespace_key,
+    get_resource_version,
+    meta_namespace_key,
+)
 from informers.reflector import BackoffManager, Reflector, ReflectorConfig, WatchErrorHandler
 from informers.registration import (
     AddNotification,
@@ -75,6 +80,10 @@ log = logging.getLogger(__name__)
 
 #: Queue entries the informer loop processes per lock round trip.
 _BATCH = 64
+
+#: Key functions that key every plain-dict object as the delta queue's
+#: default (:func:`~informers.objects.deletion_handling_meta_namespace_key`) does.
+_QUEUE_KEY_FUNCS = (meta_namespace_key, deletion_handling_meta_namespace_key)
 
 
 @runtime_checkable
@@ -177,6 +186,12 @@ class SharedIndexInformer:
         self._indexer: InformerStore = make_store(
             indexers=dict(indexers or {}), on_index_error=self._index_function_failed
         )
+        # Whether the store keys a plain-dict object as the delta queue does
+        # (the default key functions agree on those): the loop then writes
+        # such objects under the queue's keys instead of keying them again.
+        # A store with a key function of its own (or none it tells) keys them
+        # itself.
+        self._queue_keys = getattr(self._indexer, "key_func", None) in _QUEUE_KEY_FUNCS
         # The store's list buffers, when it offers them (see informers.listbuffer).
         self._replace_prepared: Callable[[Any, str], Callable[[str], Any]] | None = getattr(
             self._indexer, "replace_prepared", None
@@ -519,7 +534,7 @@ class SharedIndexInformer:
                 self._progressed()
             # Several entries per wake-up, each processed exactly as one pop().
             try:
-                fifo.pop_batch(self._process, _BATCH)
+                fifo.pop_batch(self._process, _BATCH, process_delta=self._process_delta)
             except FIFOClosedError:
                 return
             except Exception:
@@ -565,6 +580,32 @@ class SharedIndexInformer:
             log.info("%s: synced (%d objects)", self.name, len(self._indexer))
             self._processor.distribute_synced()
 
+    def _process_delta(self, delta: Delta, key: str, initial: bool) -> None:
+        """:meth:`_process` of an entry of one delta, whose object the queue
+        keyed as ``key``: an added or updated plain-dict object (every watch
+        event's) is written under that key -- the queue's key function and
+        the store's agree on such objects, as :meth:`_apply_relist` relies on
+        too -- and anything else goes the general way."""
+        kind = delta.type
+        obj = delta.object
+        if type(obj) is not dict or (kind is not DeltaType.ADDED and kind is not DeltaType.UPDATED):
+            self._process([delta], initial)
+            return
+        if not self._queue_keys:
+            key = self._indexer.key_of(obj)
+        old = self._indexer.upsert(key, obj)
+        if old is None:
+            self._processor.distribute(AddNotification(obj, initial))
+        else:
+            self._processor.distribute(UpdateNotification(old, obj))
+        metadata = obj.get("metadata")
+        rv = metadata.get("resourceVersion") if type(metadata) is dict else None
+        if type(rv) is not str:
+            rv = get_resource_version(obj)
+        if rv.isdigit() and rv.isascii():
+            applied = int(rv)
+            self._applied_rv = max(self._applied_rv, applied)
+
     def _apply_one(self, delta: Delta, initial: bool) -> None:
         kind = delta.type
         if kind is DeltaType.BOOKMARK:
@@ -584,15 +625,17 @@ class SharedIndexInformer:
 
     def _apply_relist(self, relist: Relist, initial: bool) -> None:
         objects = relist.objects
-        # The queue's key function (the deletion-handling one) and the
-        # indexer's (meta_namespace_key) agree on every plain-dict object, so
-        # those keys are reused; anything else is keyed by the indexer itself
-        # (raising ObjectKeyError as get() would).
+        # The queue's keys of plain-dict objects are reused when the store
+        # keys those as the queue does (_queue_keys); anything else is keyed
+        # by the store itself (raising ObjectKeyError as get() would).
         key_of = self._indexer.key_of
-        keys = [
-            key if type(obj) is dict else key_of(obj)
-            for key, obj in zip(relist.keys, objects, strict=True)
-        ]
+        if self._queue_keys:
+            keys = [
+                key if type(obj) is dict else key_of(obj)
+                for key, obj in zip(relist.keys, objects, strict=True)
+            ]
+        else:
+            keys = [key_of(obj) for obj in objects]
         olds = self._indexer.get_many(keys)
         # Parallel lists (no tuple per object): the notification, and whether
         # it is a resync (same resource version as the cached object).

@@ -609,6 +609,11 @@ class Indexer(ThreadSafeStore):
 
     # ----------------------------------------------------------------- keys
 
+    @property
+    def key_func(self) -> KeyFunc:
+        """The key function this store keys objects with (never changes)."""
+        return self._key_func
+
     def key_of(self, obj: Any) -> str:
         """The key of ``obj`` under this store's key function. Raises
         :class:`~informers.ObjectKeyError` when the key function fails

@@ -265,13 +265,19 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
         max_entries=st.integers(1, 4),
         fail_at=st.none() | st.integers(0, 3),
         wake_at=st.none() | st.integers(0, 3),
+        by_delta=st.booleans(),
     )
-    def pop_batch(self, max_entries: int, fail_at: int | None, wake_at: int | None) -> None:
+    def pop_batch(
+        self, max_entries: int, fail_at: int | None, wake_at: int | None, by_delta: bool
+    ) -> None:
         """:meth:`~informers.fifo.RealFIFO.pop_batch` handles each entry as
         :meth:`pop` would, stops at ``max_entries`` or an empty queue, after a
         failing ``process`` leaves the following entries queued, and returns
         before its next entry once woken (by a ``process`` calling
-        :meth:`~informers.fifo.RealFIFO.wake`, or earlier: then at once)."""
+        :meth:`~informers.fifo.RealFIFO.wake`, or earlier: then at once).
+        With ``by_delta``, entries of one delta go to ``process_delta`` with
+        the key the queue gave them (``""`` for a bookmark), relists to
+        ``process``, in the same order and with the same bookkeeping."""
         if self.woken:
             assert self.fifo.pop_batch(lambda _entry, _initial: None, max_entries) == 0
             self.woken = False
@@ -279,12 +285,15 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
         available = len(self.model)
         calls = 0
 
-        def process(deltas: Entry, is_in_initial_list: bool) -> None:
+        def process(deltas: Entry, is_in_initial_list: bool, key: str | None = None) -> None:
             nonlocal calls
             index, calls = calls, calls + 1
             initial = not self._synced()
             expected = self._consume_expected(applied=index != fail_at)
             expected.check(deltas)
+            if by_delta:  # single deltas came through process_delta, with their key
+                assert (key is not None) == (expected.listed_keys is None)
+                assert key is None or [key] == expected.keys
             assert is_in_initial_list == initial
             self.cache.apply(deltas)
             if index == wake_at:
@@ -292,6 +301,10 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
             if index == fail_at:
                 raise ProcessFailedError
 
+        def process_delta(delta: Delta, key: str, is_in_initial_list: bool) -> None:
+            process([delta], is_in_initial_list, key)
+
+        by: dict[str, Any] = {"process_delta": process_delta} if by_delta else {}
         expected_calls = min(max_entries, available)
         if (
             fail_at is not None
@@ -299,7 +312,7 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
             and (wake_at is None or fail_at <= wake_at)
         ):
             try:
-                self.fifo.pop_batch(process, max_entries)
+                self.fifo.pop_batch(process, max_entries, **by)
             except ProcessFailedError:
                 pass
             else:  # pragma: no cover - a failure of the queue under test
@@ -307,10 +320,10 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
             assert calls == fail_at + 1
             self.woken = wake_at == fail_at  # woken, then failed: not consumed
         elif wake_at is not None and wake_at < expected_calls:
-            assert self.fifo.pop_batch(process, max_entries) == wake_at + 1
+            assert self.fifo.pop_batch(process, max_entries, **by) == wake_at + 1
             assert calls == wake_at + 1
         else:
-            assert self.fifo.pop_batch(process, max_entries) == expected_calls
+            assert self.fifo.pop_batch(process, max_entries, **by) == expected_calls
             assert calls == expected_calls
 
     @rule()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -12,7 +13,13 @@ from informers import signals
 from informers.errors import CacheSyncTimeoutError, InformerStateError
 from informers.informer import ResourceEventHandlerFuncs, SharedIndexInformer
 from informers.listers import Lister
-from informers.objects import NAMESPACE_INDEX, DeletedFinalStateUnknown, namespace_index
+from informers.objects import (
+    NAMESPACE_INDEX,
+    DeletedFinalStateUnknown,
+    meta_namespace_key,
+    namespace_index,
+)
+from informers.store import Indexer
 from informers.testing.fake import FakeClock, FakeListerWatcher
 from informers.wait import wait_for_cache_sync
 
@@ -325,3 +332,39 @@ def test_an_index_failure_is_an_error_once_per_object_then_debug(
         informer.stop()
     levels = [r.levelname for r in caplog.records if "not in index 'app'" in r.getMessage()]
     assert levels == ["ERROR", "DEBUG", "DEBUG"]
+
+
+def _name_key(obj: Any) -> str:
+    """A store key function of the user's own (the name alone)."""
+    return f"by-name:{obj['metadata']['name']}"
+
+
+@pytest.mark.parametrize("key_func", [None, _name_key], ids=["default", "own"])
+def test_the_cache_is_keyed_by_the_store_key_function(
+    lw: FakeListerWatcher, clock: FakeClock, key_func: Any
+) -> None:
+    # The loop reuses the delta queue's keys only for a store that keys as
+    # the queue does; a store with a key function of its own keys every
+    # object itself, from relists and from watch events alike.
+    store = Indexer if key_func is None else functools.partial(Indexer, key_func)
+    informer = SharedIndexInformer(lw, name="pods", clock=clock, store=store)
+    key = meta_namespace_key if key_func is None else key_func
+    rec = Recorder()
+    informer.add_event_handler(rec)
+    informer.start()
+    try:
+        assert informer.wait_synced(5)
+        w = lw.wait_for_watch()
+        w.add(pod("c", "6"))
+        w.modify(pod("a", "7"))
+        settle(informer, "7")
+        store_keys = sorted(informer.get_store().list_keys())
+        assert store_keys == sorted(key(pod(n, "0")) for n in "abc")
+        assert (
+            informer.get_store().get_by_key(key(pod("a", "0")))["metadata"]["resourceVersion"]
+            == "7"
+        )
+        assert rec.events[2:] == [("add", "c", False), ("update", "a", "2")]
+        assert informer.applied_resource_version() == "7"
+    finally:
+        informer.stop()
