@@ -79,15 +79,21 @@ CONTENDERS = (FLOOR, FLOOR_EXACT, FLOOR_HANDOFFS, FLOOR_CONTRACT, OURS)
 
 
 class Timing(NamedTuple):
-    """One contender's timed region: wall seconds, and the voluntary context
-    switches the whole process made in it."""
+    """One contender's timed region: wall seconds, the voluntary context
+    switches the whole process made in it, and the collector's full
+    collections in it."""
 
     seconds: float
     switches: int
+    full_collections: int = 0
 
 
 def _switches() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+
+
+def _full_collections() -> int:
+    return int(gc.get_stats()[-1]["collections"])
 
 
 class _Stopwatch:
@@ -95,10 +101,15 @@ class _Stopwatch:
 
     def __init__(self) -> None:
         self._switched = _switches()
+        self._full = _full_collections()
         self._started = time.perf_counter()
 
     def stop(self) -> Timing:
-        return Timing(time.perf_counter() - self._started, _switches() - self._switched)
+        return Timing(
+            time.perf_counter() - self._started,
+            _switches() - self._switched,
+            _full_collections() - self._full,
+        )
 
 
 def _cpu_ticks() -> tuple[int, int] | None:
@@ -289,7 +300,9 @@ def run(n: int, rounds: int, collector: bool) -> dict[str, list[Timing]]:
                 elapsed = floor_contract(lines, collector)
             else:
                 elapsed = ours(lines, collector)
-            times[name].append(Timing(elapsed.seconds / n * 1e6, elapsed.switches))
+            times[name].append(
+                Timing(elapsed.seconds / n * 1e6, elapsed.switches, elapsed.full_collections)
+            )
     return times
 
 
@@ -302,20 +315,27 @@ def report(
     """The table: best and median microseconds per event, the cost over the
     orjson floor as the median of the per-round ratios (each round's
     contenders run back to back, so a ratio within a round cancels most of
-    the machine's drift between rounds), and the median voluntary context
-    switches per event; then ``steal`` (a fraction of the CPU time) if known."""
+    the machine's drift between rounds), the median voluntary context
+    switches per event, and the full collections of each round (one more
+    full collection of the largest heap is about a tenth of a 20k-event
+    run: compare contenders that made as many); then ``steal`` (a fraction
+    of the CPU time) if known."""
     floor_times = [t.seconds for t in times[FLOOR]]
     print(f"\n{n:,} events, collector {'on' if collector else 'off'} (us per event)")
     header = ("contender", "best", "median", "cost vs floor (median of rounds)", "switches")
-    print(f"{header[0]:32s} {header[1]:>8s} {header[2]:>8s}  {header[3]:36s} {header[4]}")
+    print(
+        f"{header[0]:32s} {header[1]:>8s} {header[2]:>8s}  {header[3]:36s} {header[4]:14s} "
+        "full collections"
+    )
     for name, timings in times.items():
         values = [t.seconds for t in timings]
         ratios = [v / f for v, f in zip(values, floor_times, strict=True)]
         cost = f"{statistics.median(ratios):.2f}x (rounds {min(ratios):.2f}-{max(ratios):.2f})"
         switches = statistics.median(t.switches for t in timings) / n
+        full = "/".join(str(t.full_collections) for t in timings)
         print(
             f"{name:32s} {min(values):8.1f} {statistics.median(values):8.1f}  "
-            f"{cost:36s} {switches:.3f}/event"
+            f"{cost:36s} {switches:.3f}/event  {full}"
         )
     if steal is not None:
         print(f"CPU steal during these rounds: {steal:.0%} of the machine's CPU time")

@@ -15,7 +15,10 @@ dict; kr8s's sync API (``kr8s.api().get`` then ``.watch``) feeding a dict;
 and the floors: the same bytes fetched and parsed (``json`` and ``orjson``),
 and parsed and kept in a dict by key (with orjson; with the exact parser this
 project ships, ``informers._json``; and, for events, with two thread
-hand-offs after the parse, the least a threaded informer costs).
+hand-offs after the parse, the least a threaded informer costs, and through
+``bench_informer.ContractFloor``, the least the informer contract costs on
+client-go's three threads). For events, ours, the floors and lightkube run
+interleaved over several rounds (the other peers once).
 
 Sections (``--only``): ``sync`` (start to synced), ``events`` (events/s to one
 and three handlers; handler latency at a fixed offered rate), ``lookups``
@@ -116,8 +119,8 @@ SIZES: dict[str, dict[str, list[int]]] = {
     },
 }
 
-#: Per --size: how many interleaved rounds of ours and the events floors
-#: (each figure is the median of its rounds; the peers run once).
+#: Per --size: how many interleaved rounds of ours, the events floors and
+#: lightkube (each figure is the median of its rounds; the other peers run once).
 ROUNDS: dict[str, int] = {"smoke": 1, "default": 3, "full": 3}
 
 SECTIONS = ("sync", "events", "lookups", "memory")
@@ -137,6 +140,8 @@ FLOOR_KEEP = "floor: parse + keep in dict"
 FLOOR_KEEP_EXACT = "floor: exact parse + keep in dict"
 #: Parse and keep with two thread hand-offs: the least a threaded informer costs.
 FLOOR_HANDOFFS = "floor: parse + keep, 2 thread hand-offs"
+#: The least the informer contract costs (bench_informer.ContractFloor).
+FLOOR_CONTRACT = "floor: the informer contract, 3 threads"
 
 
 # --------------------------------------------------------------------------- results
@@ -552,6 +557,7 @@ def section_events(
         FLOOR_KEEP,
         FLOOR_KEEP_EXACT,
         FLOOR_HANDOFFS,
+        FLOOR_CONTRACT,
     ]
     rows = {
         name: results.row("events", name, "events/s", note=_installed(name), lower_is_better=False)
@@ -571,14 +577,22 @@ def section_events(
             parse = orjson.loads if orjson else json.loads
 
             def floor(
-                ns: str, loads: Callable[[bytes], Any], keep: bool = False, handoffs: bool = False
+                ns: str,
+                loads: Callable[[bytes], Any],
+                keep: bool = False,
+                handoffs: bool = False,
+                contract: bool = False,
             ) -> float:
-                timing = events_floor(server, n, ns, loads, keep=keep, handoffs=handoffs)
+                timing = events_floor(
+                    server, n, ns, loads, keep=keep, handoffs=handoffs, contract=contract
+                )
                 return n / timing.elapsed
 
-            # Ours and the floors, interleaved, ROUNDS[size] times (each run
-            # in a namespace of its own): the median of each. A single run of
-            # each, one after the other, varies by a third from run to run.
+            # Ours, the floors and lightkube (the peer nearest to ours),
+            # interleaved, ROUNDS[size] times (each run in a namespace of its
+            # own): the median of each. A single run of each, one after the
+            # other, varies by a third from run to run (mostly whether the
+            # collector's last full collection falls inside the run).
             repeated: list[tuple[Row, Callable[[int], float]]] = [
                 (rows[FLOOR_JSON], lambda r: floor(f"floor-json-{r}", json.loads)),
                 (rows[FLOOR_KEEP], lambda r: floor(f"floor-keep-{r}", parse, keep=True)),
@@ -590,8 +604,18 @@ def section_events(
                     rows[FLOOR_HANDOFFS],
                     lambda r: floor(f"floor-handoffs-{r}", parse, handoffs=True),
                 ),
+                (
+                    rows[FLOOR_CONTRACT],
+                    lambda r: floor(f"floor-contract-{r}", _json.loads, contract=True),
+                ),
                 (rows[f"{OURS}, 1 handler"], lambda r: _our_events(server, n, f"ours-1-{r}", 1)),
                 (rows[f"{OURS}, 3 handlers"], lambda r: _our_events(server, n, f"ours-3-{r}", 3)),
+                (
+                    rows[LIGHTKUBE],
+                    lambda r: _peer_events(
+                        server, n, f"lightkube-{r}", _lightkube_stream(kubeconfig, f"lightkube-{r}")
+                    ),
+                ),
             ]
             if orjson is not None:
                 repeated.insert(
@@ -606,13 +630,6 @@ def section_events(
                 n,
                 lambda: _peer_events(
                     server, n, "official-watch", _official_watch_stream(server, "official-watch")
-                ),
-            )
-            _measure(
-                rows[LIGHTKUBE],
-                n,
-                lambda: _peer_events(
-                    server, n, "lightkube", _lightkube_stream(kubeconfig, "lightkube")
                 ),
             )
             _measure(
