@@ -153,6 +153,11 @@ class SharedIndexInformer:
         does) gets every list collected in its own form, page by page, and
         its relists' notifications decoded only as handlers receive them
         (:mod:`informers.listbuffer`): a list never exists decoded in full.
+        Objects are stored under the store's own keys: with the default key
+        function (``meta_namespace_key``; the store's ``key_func``) the loop
+        reuses the keys the delta queue computed, and a store built with a
+        key function of its own (``functools.partial(Indexer, key_func=...)``)
+        keys every object itself.
 
     Lifecycle: configure (``add_indexers``, ``set_transform``,
     ``set_watch_error_handler``, ``add_event_handler``), then :meth:`start`

@@ -476,3 +476,51 @@ def test_encode_body_round_trips_through_json(value: Any) -> None:
 def test_encode_body_sends_bytes_as_they_are(data: bytes) -> None:
     assert encode_body(data) == data
     assert encode_body(bytearray(data)) == data
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def test_a_response_reads_what_has_arrived_at_once_up_to_its_buffer() -> None:
+    # http.client's default reader takes at most 8 KiB per read of the
+    # socket; the abortable transport's responses take whatever has arrived,
+    # up to READ_BUFFER_SIZE, so a burst of watch events costs one read.
+    body = b"x" * 100_000
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body)
+    ours, theirs = socket.socketpair()
+    try:
+        theirs.sendall(head + body)
+        response = _urllib3._BufferedResponse(ours)
+        response.begin()
+        assert response.read(1) == b"x"
+        buffered = response.fp.peek()  # read from the socket, not yet handed out
+        assert len(buffered) == len(body) - 1 > 8192
+        assert response.read() == body[1:]
+        response.close()
+        # the reader it replaced was closed, the socket was not
+        theirs.sendall(b"still open")
+        assert ours.recv(64) == b"still open"
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_an_abortable_request_leaves_the_pooled_connection_as_it_was(
+    transport: ApiClientTransport,
+) -> None:
+    # send_abortable reads through its own response class for the request
+    # only: the connection goes back to the pool with http.client's, as the
+    # client's own requests expect, whether the request succeeded or failed.
+    aborter = RequestAborter()
+    collection = LEASES.collection_path("default")
+    got = transport.request("GET", collection, aborter=aborter)
+    assert got.json()["kind"] == "LeaseList"
+    with pytest.raises(NotFoundError):
+        transport.request("GET", f"{collection}/nope", aborter=aborter)
+    pool = transport._client.rest_client.pool_manager.connection_from_url(
+        transport._client.configuration.host
+    )
+    conns = [c for c in list(pool.pool.queue) if c is not None]
+    assert conns, "the connection went back to the pool"
+    for conn in conns:
+        assert not {"response_class", "connect", "_new_conn"} & set(vars(conn))
