@@ -29,11 +29,13 @@ from typing import Any
 
 import kubernetes.client
 import urllib3
+import urllib3.connection
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_apiserver import fill, make_pod
 
 from informers import HTTPListerWatcher, ResourceEventHandlerFuncs, SharedIndexInformer, _json
+from informers._urllib3 import BufferedHTTPResponse
 from informers.resources import PODS
 from informers.testing import ApiServer
 
@@ -182,10 +184,29 @@ def sync_official(server: Any, n: int, *, paused_gc: bool = False) -> Timing:
     return elapsed
 
 
+class _FloorConnection(urllib3.connection.HTTPConnection):
+    """Reads its responses as the informer's transport does (up to
+    ``informers._urllib3.READ_BUFFER_SIZE`` bytes per read of the socket):
+    a floor fetches its bytes at least as cheaply as ours."""
+
+    response_class = BufferedHTTPResponse
+
+
+class _FloorPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _FloorConnection
+
+
+def floor_http() -> urllib3.PoolManager:
+    """A pool manager for the floors (plain HTTP, as the emulator serves)."""
+    http = urllib3.PoolManager()
+    http.pool_classes_by_scheme = {"http": _FloorPool}
+    return http
+
+
 def sync_floor(server: Any, n: int, loads: Callable[[bytes], Any] = json.loads) -> Timing:
     """The same list fetched (one request, as both informers make it) and
     parsed with ``loads``; nothing kept but the parsed list."""
-    http = urllib3.PoolManager()
+    http = floor_http()
     _settle_gc()
     started = time.perf_counter()
     response = http.request("GET", f"{server.url}/api/v1/pods?resourceVersion=0&limit=500")
@@ -425,7 +446,7 @@ def events_floor(
     relay = _HandOffs(n) if handoffs else None
     checked = ContractFloor(n) if contract else None
     cache: dict[str, Any] = {}
-    http = urllib3.PoolManager()
+    http = floor_http()
     rv = server.resource_version
     response = http.request(
         "GET",

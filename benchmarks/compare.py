@@ -279,7 +279,7 @@ def _fill_kr8s(kubeconfig: Path, cache: dict[Any, Any]) -> None:
 
 
 def _fill_floor(url: str, cache: dict[Any, Any]) -> None:
-    http = urllib3.PoolManager()
+    http = bi.floor_http()
     body = (orjson.loads if orjson else json.loads)(http.request("GET", f"{url}/api/v1/pods").data)
     for pod in body["items"]:
         meta = pod["metadata"]

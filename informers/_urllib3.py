@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "READ_BUFFER_SIZE",
+    "BufferedHTTPResponse",
     "Urllib3StreamingResponse",
     "can_abort",
     "prepare_request",
@@ -190,7 +191,7 @@ def send_abortable(
 
     conn.connect = connect  # only for this request: removed below
     conn._new_conn = new_conn
-    conn.response_class = _BufferedResponse
+    conn.response_class = BufferedHTTPResponse
     try:
         response = pool._make_request(
             conn,
@@ -229,7 +230,7 @@ def send_abortable(
     return response
 
 
-class _BufferedResponse(http.client.HTTPResponse):
+class BufferedHTTPResponse(http.client.HTTPResponse):
     """An http.client response that reads its socket through a buffer of
     :data:`READ_BUFFER_SIZE` bytes instead of the default one. The
     connection builds it (its ``response_class``) before anything of the

@@ -490,7 +490,7 @@ def test_a_response_reads_what_has_arrived_at_once_up_to_its_buffer() -> None:
     ours, theirs = socket.socketpair()
     try:
         theirs.sendall(head + body)
-        response = _urllib3._BufferedResponse(ours)
+        response = _urllib3.BufferedHTTPResponse(ours)
         response.begin()
         assert response.read(1) == b"x"
         buffered = response.fp.peek()  # read from the socket, not yet handed out
