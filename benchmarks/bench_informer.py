@@ -282,25 +282,49 @@ def events_official(server: Any, n: int) -> Timing:
     return elapsed
 
 
-class _HandOffs:
-    """Two thread hand-offs after the parse, the least a threaded informer
-    does (client-go's shape: the reader queues each object; a second thread
-    keys it, keeps it in a dict and queues it to a third, the handler's,
-    which counts it). :meth:`put` is the reader's side; :meth:`wait` blocks
-    until the handler thread has had ``n`` objects."""
+class _ThreeThreads:
+    """A reader's side (the caller's thread) and two threads of client-go's
+    shape: a cache thread fed by ``_to_cache`` and a handler thread fed by
+    ``_to_handler``. Subclasses write the two loops; :meth:`wait` blocks
+    until the handler thread has had ``n`` items, :meth:`close` joins both."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, name: str) -> None:
         self._n = n
         self._to_cache: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._to_handler: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._done = threading.Event()
         self.cache: dict[str, Any] = {}
         self._threads = [
-            threading.Thread(target=self._cache_loop, name="floor-cache", daemon=True),
-            threading.Thread(target=self._handler_loop, name="floor-handler", daemon=True),
+            threading.Thread(target=self._cache_loop, name=f"{name}-cache", daemon=True),
+            threading.Thread(target=self._handler_loop, name=f"{name}-handler", daemon=True),
         ]
         for thread in self._threads:
             thread.start()
+
+    def _cache_loop(self) -> None:
+        raise NotImplementedError
+
+    def _handler_loop(self) -> None:
+        raise NotImplementedError
+
+    def wait(self) -> None:
+        assert self._done.wait(600), "the handler thread did not get every item"
+
+    def close(self) -> None:
+        self._to_cache.put(None)
+        for thread in self._threads:
+            thread.join()
+        self.cache.clear()
+
+
+class _HandOffs(_ThreeThreads):
+    """Two thread hand-offs after the parse, the least a threaded informer
+    does (client-go's shape: the reader queues each object; a second thread
+    keys it, keeps it in a dict and queues it to a third, the handler's,
+    which counts it). :meth:`put` is the reader's side."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n, "floor")
         self.put = self._to_cache.put
 
     def _cache_loop(self) -> None:
@@ -318,17 +342,8 @@ class _HandOffs:
             if seen == self._n:
                 self._done.set()
 
-    def wait(self) -> None:
-        assert self._done.wait(600), "the handler thread did not get every object"
 
-    def close(self) -> None:
-        self._to_cache.put(None)
-        for thread in self._threads:
-            thread.join()
-        self.cache.clear()
-
-
-class ContractFloor:
+class ContractFloor(_ThreeThreads):
     """The least the informer *contract* costs per watch event in CPython,
     written as plainly as it can be, on client-go's three threads: the
     reader checks the event, never lets the resource version move back and
@@ -342,25 +357,13 @@ class ContractFloor:
     initial-population accounting behind ``has_synced``, the published
     reflector state and the idle points (``wait_idle``,
     ``wait_for_resource_version``), indexes, and more than one handler.
-    :meth:`put_event` is the reader's side; :meth:`wait` blocks until the
-    handler has had ``n`` notifications."""
+    :meth:`put_event` is the reader's side."""
 
     def __init__(self, n: int) -> None:
-        self._n = n
         self._rv = ""
-        self._to_cache: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._to_handler: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self._done = threading.Event()
-        self.cache: dict[str, Any] = {}
         self.applied_rv = ""
-        self.handled = 0
-        self._threads = [
-            threading.Thread(target=self._cache_loop, name="contract-cache", daemon=True),
-            threading.Thread(target=self._handler_loop, name="contract-handler", daemon=True),
-        ]
-        for thread in self._threads:
-            thread.start()
+        super().__init__(n, "contract")
 
     def put_event(self, event: Any) -> None:
         if type(event) is not dict:
@@ -407,18 +410,8 @@ class ContractFloor:
             else:
                 _no_op(note[1])
             seen += 1
-            self.handled = seen
             if seen == self._n:
                 self._done.set()
-
-    def wait(self) -> None:
-        assert self._done.wait(600), "the handler thread did not get every notification"
-
-    def close(self) -> None:
-        self._to_cache.put(None)
-        for thread in self._threads:
-            thread.join()
-        self.cache.clear()
 
 
 def _no_op(obj: Any) -> None:

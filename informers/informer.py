@@ -603,13 +603,9 @@ class SharedIndexInformer:
             self._processor.distribute(AddNotification(obj, initial))
         else:
             self._processor.distribute(UpdateNotification(old, obj))
-        metadata = obj.get("metadata")
-        rv = metadata.get("resourceVersion") if type(metadata) is dict else None
-        if type(rv) is not str:
-            rv = get_resource_version(obj)
+        rv = get_resource_version(obj)
         if rv.isdigit() and rv.isascii():
-            applied = int(rv)
-            self._applied_rv = max(self._applied_rv, applied)
+            self._applied_rv = max(self._applied_rv, int(rv))
 
     def _apply_one(self, delta: Delta, initial: bool) -> None:
         kind = delta.type
