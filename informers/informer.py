@@ -564,65 +564,56 @@ class SharedIndexInformer:
                 self._cond.notify_all()
 
     def _process(self, entry: Entry, is_in_initial_list: bool) -> None:
-        if type(entry) is Relist:
-            if self._replace_prepared is not None and isinstance(entry.objects, PreparedList):
-                self._apply_prepared_relist(entry, is_in_initial_list, self._replace_prepared)
-            else:
-                self._apply_relist(entry, is_in_initial_list)
-            first_sync = not self._synced_event.is_set()
-            rv = entry.resource_version
+        """Applies a relist (pop_batch hands an entry of one delta to
+        :meth:`_process_delta` instead)."""
+        if type(entry) is not Relist:
+            raise TypeError(f"{self.name}: a single delta reached the relist path")
+        if self._replace_prepared is not None and isinstance(entry.objects, PreparedList):
+            self._apply_prepared_relist(entry, is_in_initial_list, self._replace_prepared)
         else:
-            delta = entry[0]
-            self._apply_one(delta, is_in_initial_list)
-            first_sync = delta.type is DeltaType.BOOKMARK and not self._synced_event.is_set()
-            rv = "" if delta.type is DeltaType.SYNC else get_resource_version(delta.object)
+            self._apply_relist(entry, is_in_initial_list)
+        rv = entry.resource_version
         if rv.isdigit() and rv.isascii():
             self._applied_rv = max(self._applied_rv, int(rv))
-        if first_sync:
-            # Entries are applied in order by this one thread: once the first
-            # relist is applied, so is everything queued before it.
-            self._synced_event.set()
-            log.info("%s: synced (%d objects)", self.name, len(self._indexer))
-            self._processor.distribute_synced()
+        if not self._synced_event.is_set():
+            self._first_synced()
 
     def _process_delta(self, delta: Delta, key: str, initial: bool) -> None:
-        """:meth:`_process` of an entry of one delta, whose object the queue
-        keyed as ``key``: an added or updated plain-dict object (every watch
-        event's) is written under that key -- the queue's key function and
-        the store's agree on such objects, as :meth:`_apply_relist` relies on
-        too -- and anything else goes the general way."""
+        """Applies an entry of one delta, whose object the queue keyed as
+        ``key``. A plain-dict object (every watch event's) is written under
+        that key when the store keys as the queue does (``_queue_keys``, as
+        :meth:`_apply_relist` relies on too); anything else is keyed by the
+        store. One key computation (at most) and one lock for the read and
+        the write."""
         kind = delta.type
-        obj = delta.object
-        if type(obj) is not dict or (kind is not DeltaType.ADDED and kind is not DeltaType.UPDATED):
-            self._process([delta], initial)
-            return
-        if not self._queue_keys:
-            key = self._indexer.key_of(obj)
-        old = self._indexer.upsert(key, obj)
-        if old is None:
-            self._processor.distribute(AddNotification(obj, initial))
-        else:
-            self._processor.distribute(UpdateNotification(old, obj))
-        rv = get_resource_version(obj)
-        if rv.isdigit() and rv.isascii():
-            self._applied_rv = max(self._applied_rv, int(rv))
-
-    def _apply_one(self, delta: Delta, initial: bool) -> None:
-        kind = delta.type
-        if kind is DeltaType.BOOKMARK:
-            return
         obj = delta.object
         indexer = self._indexer
-        if kind is DeltaType.DELETED:
+        if kind is DeltaType.BOOKMARK:
+            rv = obj
+        elif kind is DeltaType.DELETED:
             indexer.delete(obj)
             self._processor.distribute(DeleteNotification(obj))
-            return
-        # One key computation and one lock for the read and the write.
-        old = indexer.upsert(indexer.key_of(obj), obj)
-        if old is not None:
-            self._processor.distribute(UpdateNotification(old, obj), kind is DeltaType.SYNC)
+            rv = get_resource_version(obj)
         else:
-            self._processor.distribute(AddNotification(obj, initial))
+            if type(obj) is not dict or not self._queue_keys:
+                key = indexer.key_of(obj)
+            old = indexer.upsert(key, obj)
+            if old is None:
+                self._processor.distribute(AddNotification(obj, initial))
+            else:
+                self._processor.distribute(UpdateNotification(old, obj), kind is DeltaType.SYNC)
+            rv = "" if kind is DeltaType.SYNC else get_resource_version(obj)
+        if rv.isdigit() and rv.isascii():
+            self._applied_rv = max(self._applied_rv, int(rv))
+        if kind is DeltaType.BOOKMARK and not self._synced_event.is_set():
+            self._first_synced()
+
+    def _first_synced(self) -> None:
+        # Entries are applied in order by this one thread: once the first
+        # relist (or bookmark) is applied, so is everything queued before it.
+        self._synced_event.set()
+        log.info("%s: synced (%d objects)", self.name, len(self._indexer))
+        self._processor.distribute_synced()
 
     def _apply_relist(self, relist: Relist, initial: bool) -> None:
         objects = relist.objects
