@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 import urllib3
 
-from informers.resources import CONFIGMAPS, PODS
 from informers.testing import ApiServer
+from informers.wire.resources import CONFIGMAPS, PODS
 
 N_PODS = int(os.environ.get("BENCH_APISERVER_PODS", "100000"))
 N_EVENTS = int(os.environ.get("BENCH_APISERVER_EVENTS", "20000"))

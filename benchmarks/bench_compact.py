@@ -1,6 +1,6 @@
 # Every closure in a loop here is called within its iteration (a measurement):
 # ruff: noqa: B023
-"""The compact storage option (:class:`informers.compact.CompactStore`) at a
+"""The compact storage option (:class:`informers.cache.compact.CompactStore`) at a
 million pods, side by side with the default dict cache (:class:`Indexer`).
 
     python -m benchmarks.bench_compact                    # codecs, 100k both stores, 1M compact
@@ -18,8 +18,8 @@ Parts (``--only``):
 * ``stores``: each store filled with N pods in a fresh subprocess, from
   encoded bytes as the informer receives them: a generator of watch-event
   JSON lines (made ahead, in batches, outside the timed region), each parsed by
-  the parser the reflector uses (``informers._json.loads``), its object
-  trimmed by :func:`~informers.transforms.strip_managed_fields` and written with
+  the parser the reflector uses (``informers.wire._json.loads``), its object
+  trimmed by :func:`~informers.cache.transforms.strip_managed_fields` and written with
   ``upsert(key_of(obj), obj)`` as the informer loop writes. The store is fed
   directly, not through the emulator, because the emulator holding a million
   pods would itself need about 10 GB. Reported: RSS growth (and per object),
@@ -54,11 +54,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from informers import _json
-from informers.compact import CompactStore, JSONCodec, ZlibCodec, available_codecs
-from informers.objects import NAMESPACE_INDEX, get_labels, namespace_index
-from informers.store import Indexer
-from informers.transforms import strip_managed_fields
+from informers.cache.compact import CompactStore, JSONCodec, ZlibCodec, available_codecs
+from informers.cache.store import Indexer
+from informers.cache.transforms import strip_managed_fields
+from informers.wire import _json
+from informers.wire.objects import NAMESPACE_INDEX, get_labels, namespace_index
 
 try:
     import orjson
@@ -494,8 +494,8 @@ def codecs_table(samples: int = 2000) -> list[dict[str, Any]]:
 def serve(n: int) -> None:
     """Child: an ApiServer holding ``n`` realistic pods; prints its URL, then
     waits for a line on stdin and stops."""
-    from informers.resources import PODS
     from informers.testing import ApiServer
+    from informers.wire.resources import PODS
 
     with ApiServer(watch_buffer_size=1000) as server:
         for k in range(max(1, (n + PER_NAMESPACE - 1) // PER_NAMESPACE)):
@@ -511,7 +511,7 @@ def e2e_child(kind: str, url: str, n: int) -> dict[str, Any]:
     import kubernetes.client
 
     from informers import HTTPListerWatcher, SharedIndexInformer
-    from informers.resources import PODS
+    from informers.wire.resources import PODS
 
     config = kubernetes.client.Configuration()
     config.host = url

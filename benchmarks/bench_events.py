@@ -13,7 +13,7 @@ empty and grows to the same size:
 * ``floor: orjson + keep``: ``orjson.loads`` each line and keep the object in
   a dict by key -- the parse-and-keep loop of ``python -m benchmarks.compare``.
 * ``floor: exact parse + keep``: the same with the parser this project ships
-  (:mod:`informers._json`: orjson, plus the scan that routes integers beyond
+  (:mod:`informers.wire._json`: orjson, plus the scan that routes integers beyond
   64 bits to ``json.loads``).
 * ``floor: 2 thread hand-offs``: orjson-parse on one thread, queue each
   object to a second that keys and keeps it and queues it to a third that
@@ -27,7 +27,7 @@ empty and grows to the same size:
   costs in CPython.
 * ``kube-informers``: a :class:`~informers.SharedIndexInformer` with one
   no-op handler, reading the lines through the real watch stream
-  (``informers.listwatch._HTTPWatchStream``) from an in-memory response;
+  (``informers.rest.listwatch._HTTPWatchStream``) from an in-memory response;
   timed from the release of the lines to the handler's last call.
 
 Reports microseconds per event (the best of the rounds, and the median),
@@ -67,8 +67,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_apiserver import make_pod
 from bench_informer import ContractFloor
 
-from informers import ResourceEventHandlerFuncs, SharedIndexInformer, _json
-from informers.listwatch import ListOptions, _HTTPWatchStream
+from informers import ResourceEventHandlerFuncs, SharedIndexInformer
+from informers.rest.listwatch import ListOptions, _HTTPWatchStream
+from informers.wire import _json
 
 FLOOR = "floor: orjson + keep"
 FLOOR_EXACT = "floor: exact parse + keep"

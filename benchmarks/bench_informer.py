@@ -34,10 +34,11 @@ import urllib3.connection
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_apiserver import fill, make_pod
 
-from informers import HTTPListerWatcher, ResourceEventHandlerFuncs, SharedIndexInformer, _json
-from informers._urllib3 import BufferedHTTPResponse
-from informers.resources import PODS
+from informers import HTTPListerWatcher, ResourceEventHandlerFuncs, SharedIndexInformer
+from informers.rest._urllib3 import BufferedHTTPResponse
 from informers.testing import ApiServer
+from informers.wire import _json
+from informers.wire.resources import PODS
 
 try:
     from kubernetes.informer import ADDED, SharedInformer
@@ -186,7 +187,7 @@ def sync_official(server: Any, n: int, *, paused_gc: bool = False) -> Timing:
 
 class _FloorConnection(urllib3.connection.HTTPConnection):
     """Reads its responses as the informer's transport does (up to
-    ``informers._urllib3.READ_BUFFER_SIZE`` bytes per read of the socket):
+    ``informers.rest._urllib3.READ_BUFFER_SIZE`` bytes per read of the socket):
     a floor fetches its bytes at least as cheaply as ours."""
 
     response_class = BufferedHTTPResponse

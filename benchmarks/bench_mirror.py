@@ -41,16 +41,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from informers.factory import SharedInformerFactory
-from informers.resources import PODS
-from informers.runtime import Request
+from informers.cache.factory import SharedInformerFactory
 from informers.testing import ApiServer
+from informers.toolkit.runtime import Request
+from informers.wire.resources import PODS
+from tests.postgres import PostgresServer, find_postgres_bindir
 from tracker.mirror import Column, MirrorDatabase, MirrorStore
 from tracker.mirror.controller import MirrorSyncer, mirror_controller
-from tracker.mirror.database import json_dumps
+from tracker.mirror.jsoncolumn import json_dumps
 from tracker.mirror.live import LiveReader
 from tracker.mirror.relist import RelistChange, key_of
-from tracker.mirror.testing import PostgresServer, find_postgres_bindir
 
 COLUMNS = [Column("node", "spec.nodeName"), Column("phase", "status.phase")]
 TARGET = 2.0

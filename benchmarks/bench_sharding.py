@@ -64,8 +64,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from informers.resources import CONFIGMAPS
 from informers.testing import ApiServerError
+from informers.wire.resources import CONFIGMAPS
 
 REPLICAS = (1, 2, 4)
 RING = "bench"
@@ -102,10 +102,10 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
     """One replica process: prints one JSON line with its figures."""
     from kubernetes import client as k8s
 
-    from informers.informer import SharedIndexInformer
-    from informers.listwatch import HTTPListerWatcher
-    from informers.runtime import Controller, InformerSource, Request
-    from informers.sharding import (
+    from informers.cache.informer import SharedIndexInformer
+    from informers.rest.listwatch import HTTPListerWatcher
+    from informers.toolkit.runtime import Controller, InformerSource, Request
+    from informers.toolkit.sharding import (
         HashRing,
         RingWatcher,
         ShardLease,
@@ -160,7 +160,7 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
     if mode == "label":
         selector = shard_selector(RING, shard)
     elif mode == "selector":
-        from informers.sharding.selector import even_shard_selector
+        from informers.toolkit.sharding.selector import even_shard_selector
 
         selector = ""
         shard_range = even_shard_selector(int(shard.rpartition("-")[2]), shards)
@@ -236,7 +236,7 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
 def cpu_work(objects: int) -> None:
     """A floor process: the CPU work of a replica on ``objects`` objects
     (parse each one's JSON, key it, count it), no server; prints seconds."""
-    from informers.objects import meta_namespace_key
+    from informers.wire.objects import meta_namespace_key
 
     counts: dict[str, int] = {}
     ready()
@@ -334,7 +334,7 @@ def server_floor(server: Any, n: int, count: int, seconds: float = 2.0) -> float
 
 
 def label_objects(server: Any, names: list[str], shards: int) -> None:
-    from informers.sharding import HashRing, ring_key, shard_label
+    from informers.toolkit.sharding import HashRing, ring_key, shard_label
 
     ring = HashRing(f"shard-{i}" for i in range(shards))
     for name in names:

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kubernetes.client import V1Pod
 
-from informers.informer import SharedIndexInformer
+from informers.cache.informer import SharedIndexInformer
 from informers.testing.fake import FakeListerWatcher
 from tracker import Channel, EventBus, ResourceSyncCompleteEvent, ResourceTracker
 

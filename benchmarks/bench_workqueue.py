@@ -42,7 +42,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from informers.testing.fake import FakeClock
-from informers.workqueue import DelayingQueue, Queue
+from informers.toolkit.workqueue import DelayingQueue, Queue
 
 N = 100_000
 WORKERS = 4

@@ -14,7 +14,7 @@ write today; lightkube's sync ``Client`` (``list`` then ``watch``) feeding a
 dict; kr8s's sync API (``kr8s.api().get`` then ``.watch``) feeding a dict;
 and the floors: the same bytes fetched and parsed (``json`` and ``orjson``),
 and parsed and kept in a dict by key (with orjson; with the exact parser this
-project ships, ``informers._json``; and, for events, with two thread
+project ships, ``informers.wire._json``; and, for events, with two thread
 hand-offs after the parse, the least a threaded informer costs, and through
 ``bench_informer.ContractFloor``, the least the informer contract costs on
 client-go's three threads). For events, ours, the floors and lightkube run
@@ -83,12 +83,12 @@ from informers import (
     Lister,
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
-    _json,
     get_labels,
     namespace_index,
 )
-from informers.compact import CompactStore
-from informers.resources import PODS
+from informers.cache.compact import CompactStore
+from informers.wire import _json
+from informers.wire.resources import PODS
 
 # Each may be missing (the ``bench`` extra); imported where used, so that a
 # memory child loads only its own contender.
@@ -136,7 +136,7 @@ FLOOR_JSON = "floor: fetch + json.loads"
 FLOOR_ORJSON = "floor: fetch + orjson.loads"
 FLOOR_KEEP = "floor: parse + keep in dict"
 #: The same with the parser kube-informers ships (orjson, checked to answer
-#: exactly what json.loads does: informers._json).
+#: exactly what json.loads does: informers.wire._json).
 FLOOR_KEEP_EXACT = "floor: exact parse + keep in dict"
 #: Parse and keep with two thread hand-offs: the least a threaded informer costs.
 FLOOR_HANDOFFS = "floor: parse + keep, 2 thread hand-offs"
@@ -753,7 +753,7 @@ def _mem_fill(contender: str, url: str, kubeconfig: Path, n: int) -> Any:
         config = kubernetes.client.Configuration()
         config.host = url
         client = kubernetes.client.ApiClient(config)
-        # The compact storage option (informers.compact): objects kept encoded.
+        # The compact storage option (informers.cache.compact): objects kept encoded.
         store = CompactStore if contender == OURS_COMPACT else None
         inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods", store=store)
         inf.start()

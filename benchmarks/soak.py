@@ -42,11 +42,11 @@ from pathlib import Path
 from typing import Any
 
 from informers import DeletedFinalStateUnknown, SharedInformerFactory
-from informers.objects import meta_namespace_key
-from informers.reflector import ReflectorConfig
-from informers.resources import CONFIGMAPS, NAMESPACES, NODES, PODS, Resource
-from informers.runtime import Controller, InformerSource, Request
+from informers.cache.reflector import ReflectorConfig
 from informers.testing import ApiServer
+from informers.toolkit.runtime import Controller, InformerSource, Request
+from informers.wire.objects import meta_namespace_key
+from informers.wire.resources import CONFIGMAPS, NAMESPACES, NODES, PODS, Resource
 from tracker import ResourceTracker
 from tracker.mirror import MirrorDatabase, mirror_controller
 

@@ -7,12 +7,35 @@ cache and every consumer: never mutate what the library hands you.
 
 from __future__ import annotations
 
+# --- informer: lister-watcher, reflector, shared informer, factory (informer branch) ---
+from informers.cache.factory import SharedInformerFactory
+
+# --- in-order delta queue (informers.cache.fifo) ---
+from informers.cache.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO, Relist
+from informers.cache.informer import (
+    FilteringResourceEventHandler,
+    ResourceEventHandler,
+    ResourceEventHandlerFuncs,
+    ResourceEventHandlerRegistration,
+    SharedIndexInformer,
+)
+from informers.cache.listers import Lister, NamespaceLister
+from informers.cache.reflector import Reflector, ReflectorConfig
+
+# --- the indexed store (informers.cache.store) ---
+from informers.cache.store import IndexedStore, Indexer, Store, ThreadSafeStore
+from informers.cache.wait import wait_for_cache_sync
+
 # --- errors (informers.errors) ---
 from informers.errors import (
     AlreadyExistsError,
     ApiError,
     BadRequestError,
     CacheSyncTimeoutError,
+    ChannelClosedError,
+    ChannelEmptyError,
+    ChannelFullError,
+    ChannelTimeoutError,
     ConflictError,
     ExpiredError,
     FIFOClosedError,
@@ -35,21 +58,7 @@ from informers.errors import (
     WatchDecodeError,
     WatchStalledError,
 )
-
-# --- informer: lister-watcher, reflector, shared informer, factory (informer branch) ---
-from informers.factory import SharedInformerFactory
-
-# --- in-order delta queue (informers.fifo) ---
-from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO, Relist
-from informers.informer import (
-    FilteringResourceEventHandler,
-    ResourceEventHandler,
-    ResourceEventHandlerFuncs,
-    ResourceEventHandlerRegistration,
-    SharedIndexInformer,
-)
-from informers.listers import Lister, NamespaceLister
-from informers.listwatch import (
+from informers.rest.listwatch import (
     HTTPListerWatcher,
     ListerWatcher,
     ListOptions,
@@ -57,8 +66,11 @@ from informers.listwatch import (
     discover_resource,
 )
 
-# --- raw objects: keys, index functions, accessors (informers.objects) ---
-from informers.objects import (
+# --- the raw HTTP path to the API server (informers.rest.transport) ---
+from informers.rest.transport import ApiClientTransport, Transport
+
+# --- raw objects: keys, index functions, accessors (informers.wire.objects) ---
+from informers.wire.objects import (
     NAMESPACE_INDEX,
     DeletedFinalStateUnknown,
     Indexers,
@@ -76,20 +88,12 @@ from informers.objects import (
     namespace_index,
     split_meta_namespace_key,
 )
-from informers.reflector import Reflector, ReflectorConfig
 
-# --- resource descriptions (informers.resources) ---
-from informers.resources import Resource
+# --- resource descriptions (informers.wire.resources) ---
+from informers.wire.resources import Resource
 
-# --- label and field selectors (informers.selectors) ---
-from informers.selectors import FieldSelector, LabelSelector
-
-# --- the indexed store (informers.store) ---
-from informers.store import IndexedStore, Indexer, Store, ThreadSafeStore
-
-# --- the raw HTTP path to the API server (informers.transport) ---
-from informers.transport import ApiClientTransport, Transport
-from informers.wait import wait_for_cache_sync
+# --- label and field selectors (informers.wire.selectors) ---
+from informers.wire.selectors import FieldSelector, LabelSelector
 
 __version__ = "0.1.0.dev0"
 
@@ -97,6 +101,10 @@ __all__ = [
     # errors
     "ApiError",
     "CacheSyncTimeoutError",
+    "ChannelClosedError",
+    "ChannelEmptyError",
+    "ChannelFullError",
+    "ChannelTimeoutError",
     "ExpiredError",
     "FIFOClosedError",
     "IndexConflictError",

@@ -16,6 +16,11 @@ written against the built-ins keeps working::
     │   ├── IndexFunctionError                   an index function raised (names index and key)
     │   └── ObjectEncodeError     (TypeError)    the compact store cannot encode an object
     ├── FIFOClosedError                          pop() on a closed, drained queue
+    ├── ChannelClosedError                       put on a closed channel; get on a
+    │                                            closed and drained one
+    ├── ChannelTimeoutError       (TimeoutError)
+    │   ├── ChannelFullError                     put timed out on a full channel
+    │   └── ChannelEmptyError                    get timed out on an empty channel
     ├── ApiError                                 the API server answered with an error (a Status)
     │   ├── BadRequestError                      400 BadRequest
     │   ├── UnauthorizedError                    401 Unauthorized (no or bad credentials)
@@ -40,7 +45,7 @@ errors above (with ``__cause__`` set) or logged with the kind and key.
 Transport failures are not in the tree: a refused or reset connection, a
 timeout, propagate as the ``urllib3`` / :class:`OSError` exceptions they are
 (:func:`is_connection_refused` classifies them), and an aborted request raises
-:class:`ConnectionAbortedError` (see :class:`informers.transport.RequestAborter`).
+:class:`ConnectionAbortedError` (see :class:`informers.rest.transport.RequestAborter`).
 
 From responses to errors: :func:`error_from_response` turns a non-2xx HTTP
 response (status, headers, body) into the :class:`ApiError` subclass above,
@@ -48,22 +53,25 @@ reading the ``Status`` object of the body when there is one and the
 ``Retry-After`` header (:func:`parse_retry_after`); :func:`error_from_status`
 does the same for a ``Status`` object alone (the object of a watch ``ERROR``
 event). Every response the transport
-(:class:`informers.transport.ApiClientTransport`) receives outside 2xx is
+(:class:`informers.rest.transport.ApiClientTransport`) receives outside 2xx is
 raised through them.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-from informers import _json
 
 __all__ = [
     "AlreadyExistsError",
     "ApiError",
     "BadRequestError",
     "CacheSyncTimeoutError",
+    "ChannelClosedError",
+    "ChannelEmptyError",
+    "ChannelFullError",
+    "ChannelTimeoutError",
     "ConflictError",
     "ExpiredError",
     "FIFOClosedError",
@@ -107,7 +115,7 @@ class SelectorParseError(InformersError, ValueError):
 
 
 class IndexerError(InformersError):
-    """Base class of the errors raised by an :class:`~informers.store.Indexer`."""
+    """Base class of the errors raised by an :class:`~informers.cache.store.Indexer`."""
 
 
 class UnknownIndexError(IndexerError, LookupError):
@@ -142,7 +150,7 @@ class IndexFunctionError(IndexerError):
 
 
 class ObjectEncodeError(IndexerError, TypeError):
-    """An object cannot be encoded by a :class:`~informers.compact.CompactStore`'s
+    """An object cannot be encoded by a :class:`~informers.cache.compact.CompactStore`'s
     codec (it is not a JSON document: a value of another type, a key that is
     not a string, an integer out of the codec's range). The store was left
     unchanged; ``__cause__`` holds the codec's error."""
@@ -154,6 +162,23 @@ class ObjectEncodeError(IndexerError, TypeError):
 
 class FIFOClosedError(InformersError):
     """The delta queue was closed; nothing more will be popped."""
+
+
+class ChannelClosedError(InformersError):
+    """The channel is closed: nothing may be put into it, and once its queued
+    items are drained nothing more will come out of it."""
+
+
+class ChannelTimeoutError(InformersError, TimeoutError):
+    """A channel operation did not complete before its timeout."""
+
+
+class ChannelFullError(ChannelTimeoutError):
+    """``put`` timed out because the bounded channel stayed full."""
+
+
+class ChannelEmptyError(ChannelTimeoutError):
+    """``get`` timed out because the channel stayed empty."""
 
 
 class ApiError(InformersError):
@@ -414,7 +439,7 @@ def error_from_response(status: int, headers: Mapping[str, str], data: bytes) ->
     text = data.decode("utf-8", "replace")
     parsed: Any = None
     try:
-        parsed = _json.loads(data) if data else None
+        parsed = json.loads(data) if data else None
     except ValueError:
         parsed = None
     if isinstance(parsed, dict) and parsed.get("kind") == "Status":

@@ -14,6 +14,10 @@ INFORMERS_ALL = {
     # errors
     "ApiError",
     "CacheSyncTimeoutError",
+    "ChannelClosedError",
+    "ChannelEmptyError",
+    "ChannelFullError",
+    "ChannelTimeoutError",
     "ExpiredError",
     "FIFOClosedError",
     "IndexConflictError",
@@ -224,16 +228,18 @@ REFLECTOR_ALL = {
 
 
 def test_informers_reflector_all_is_pinned() -> None:
-    import informers.reflector
-    from informers.reflector import config, driver, machine
+    import informers.cache.reflector
+    from informers.cache.reflector import config, driver, machine
 
-    assert set(informers.reflector.__all__) == REFLECTOR_ALL
-    assert len(informers.reflector.__all__) == len(REFLECTOR_ALL), "duplicate names in __all__"
+    assert set(informers.cache.reflector.__all__) == REFLECTOR_ALL
+    assert len(informers.cache.reflector.__all__) == len(REFLECTOR_ALL), (
+        "duplicate names in __all__"
+    )
     # Each name has one home module, and the package re-exports that object.
     for name in REFLECTOR_ALL:
         homes = [m for m in (config, driver, machine) if name in m.__all__]
         assert len(homes) == 1, (name, homes)
-        assert getattr(informers.reflector, name) is getattr(homes[0], name)
+        assert getattr(informers.cache.reflector, name) is getattr(homes[0], name)
 
 
 MIRROR_ALL = {
@@ -298,12 +304,12 @@ WORKQUEUE_ALL = {
 
 
 def test_informers_workqueue_all_is_pinned() -> None:
-    import informers.workqueue
+    import informers.toolkit.workqueue
 
-    assert set(informers.workqueue.__all__) == WORKQUEUE_ALL
-    assert len(informers.workqueue.__all__) == len(set(informers.workqueue.__all__))
-    for name in informers.workqueue.__all__:
-        assert getattr(informers.workqueue, name) is not None, name
+    assert set(informers.toolkit.workqueue.__all__) == WORKQUEUE_ALL
+    assert len(informers.toolkit.workqueue.__all__) == len(set(informers.toolkit.workqueue.__all__))
+    for name in informers.toolkit.workqueue.__all__:
+        assert getattr(informers.toolkit.workqueue, name) is not None, name
 
 
 RUNTIME_ALL = {
@@ -345,12 +351,12 @@ RUNTIME_ALL = {
 
 
 def test_informers_runtime_all_is_pinned() -> None:
-    import informers.runtime
+    import informers.toolkit.runtime
 
-    assert set(informers.runtime.__all__) == RUNTIME_ALL
-    assert len(informers.runtime.__all__) == len(RUNTIME_ALL), "duplicate names in __all__"
-    for name in informers.runtime.__all__:
-        assert getattr(informers.runtime, name) is not None, name
+    assert set(informers.toolkit.runtime.__all__) == RUNTIME_ALL
+    assert len(informers.toolkit.runtime.__all__) == len(RUNTIME_ALL), "duplicate names in __all__"
+    for name in informers.toolkit.runtime.__all__:
+        assert getattr(informers.toolkit.runtime, name) is not None, name
 
 
 TRANSPORT_ALL = {
@@ -374,7 +380,7 @@ DISCOVERY_ALL = {"DISCOVERY_READ_TIMEOUT", "discover_resource"}
 
 @pytest.mark.parametrize(
     ("module", "expected"),
-    [("informers.transport", TRANSPORT_ALL), ("informers.discovery", DISCOVERY_ALL)],
+    [("informers.rest.transport", TRANSPORT_ALL), ("informers.rest.discovery", DISCOVERY_ALL)],
 )
 def test_transport_and_discovery_all_are_pinned(module: str, expected: set[str]) -> None:
     names = importlib.import_module(module).__all__
@@ -435,7 +441,7 @@ SHARDING_ALL = {
 
 
 def test_sharding_all_is_pinned() -> None:
-    sharding = importlib.import_module("informers.sharding")
+    sharding = importlib.import_module("informers.toolkit.sharding")
     names = sharding.__all__
     assert set(names) == SHARDING_ALL
     assert len(names) == len(set(names)), "duplicate names in __all__"
@@ -476,12 +482,14 @@ LEADERELECTION_ALL = {
 
 
 def test_informers_leaderelection_all_is_pinned() -> None:
-    import informers.leaderelection
+    import informers.toolkit.leaderelection
 
-    assert set(informers.leaderelection.__all__) == LEADERELECTION_ALL
-    assert len(informers.leaderelection.__all__) == len(set(informers.leaderelection.__all__))
-    for name in informers.leaderelection.__all__:
-        assert getattr(informers.leaderelection, name) is not None, name
+    assert set(informers.toolkit.leaderelection.__all__) == LEADERELECTION_ALL
+    assert len(informers.toolkit.leaderelection.__all__) == len(
+        set(informers.toolkit.leaderelection.__all__)
+    )
+    for name in informers.toolkit.leaderelection.__all__:
+        assert getattr(informers.toolkit.leaderelection, name) is not None, name
 
 
 COMPACT_ALL = {
@@ -498,23 +506,23 @@ COMPACT_ALL = {
 
 
 def test_informers_compact_all_is_pinned() -> None:
-    import informers.compact
+    import informers.cache.compact
 
-    assert set(informers.compact.__all__) == COMPACT_ALL
-    assert len(informers.compact.__all__) == len(set(informers.compact.__all__))
-    for name in informers.compact.__all__:
-        assert getattr(informers.compact, name) is not None, name
+    assert set(informers.cache.compact.__all__) == COMPACT_ALL
+    assert len(informers.cache.compact.__all__) == len(set(informers.cache.compact.__all__))
+    for name in informers.cache.compact.__all__:
+        assert getattr(informers.cache.compact, name) is not None, name
 
 
 LISTBUFFER_ALL = {"Deferred", "ListBuffer", "PreparedList"}
 
 
 def test_informers_listbuffer_all_is_pinned() -> None:
-    import informers.listbuffer
+    import informers.cache.listbuffer
 
-    assert set(informers.listbuffer.__all__) == LISTBUFFER_ALL
-    for name in informers.listbuffer.__all__:
-        assert getattr(informers.listbuffer, name) is not None, name
+    assert set(informers.cache.listbuffer.__all__) == LISTBUFFER_ALL
+    for name in informers.cache.listbuffer.__all__:
+        assert getattr(informers.cache.listbuffer, name) is not None, name
 
 
 SHARDING_SELECTOR_ALL = {
@@ -531,7 +539,7 @@ SHARDING_SELECTOR_ALL = {
 
 
 def test_sharding_selector_all_is_pinned() -> None:
-    selector = importlib.import_module("informers.sharding.selector")
+    selector = importlib.import_module("informers.toolkit.sharding.selector")
     names = selector.__all__
     assert set(names) == SHARDING_SELECTOR_ALL
     assert len(names) == len(set(names)), "duplicate names in __all__"

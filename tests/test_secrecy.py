@@ -17,10 +17,10 @@ import trustme
 
 from informers import SharedInformerFactory
 from informers.errors import UnauthorizedError
-from informers.resources import SECRETS
-from informers.runtime import Controller, InformerSource, Request
+from informers.rest.transport import ApiClientTransport, warn_if_unverified
 from informers.testing.apiserver import ApiServer, TLSConfig
-from informers.transport import ApiClientTransport, warn_if_unverified
+from informers.toolkit.runtime import Controller, InformerSource, Request
+from informers.wire.resources import SECRETS
 from tracker import ResourceTracker
 from tracker.mirror import MirrorDatabase, mirror_controller
 
@@ -147,7 +147,7 @@ def test_turning_verification_off_is_warned_once_per_host(
 ) -> None:
     config = secure.configuration()
     config.verify_ssl = False
-    with caplog.at_level(logging.WARNING, logger="informers.transport"):
+    with caplog.at_level(logging.WARNING, logger="informers.rest.transport"):
         assert warn_if_unverified(config)
         assert warn_if_unverified(config)
         from kubernetes.client import ApiClient
@@ -173,7 +173,7 @@ def test_the_first_unverified_use_warns(caplog: pytest.LogCaptureFixture) -> Non
     config = Configuration()
     config.host = "https://unverified.example.invalid:6443"
     config.verify_ssl = False
-    with caplog.at_level(logging.WARNING, logger="informers.transport"):
+    with caplog.at_level(logging.WARNING, logger="informers.rest.transport"):
         warn_if_unverified(config)
         warn_if_unverified(config)
     warnings = [r for r in caplog.records if "verification is turned off" in r.getMessage()]

@@ -8,19 +8,21 @@ The public API is exactly what ``__all__`` lists (a test pins it).
 
 from __future__ import annotations
 
-# --- event bus (tracker.bus) ---
-from tracker.bus import Component, Event, EventBus, Subscription
-
-# --- channels (tracker.channels) ---
-from tracker.channels import Channel
-
-# --- errors (tracker.errors) ---
-from tracker.errors import (
+# --- channels and their errors (informers.util.channels, informers.errors) ---
+from informers.errors import (
     ChannelClosedError,
     ChannelEmptyError,
     ChannelFullError,
-    ChannelRegistrationError,
     ChannelTimeoutError,
+)
+from informers.util.channels import Channel
+
+# --- event bus (tracker.bus) ---
+from tracker.bus import Component, Event, EventBus, Subscription
+
+# --- errors (tracker.errors) ---
+from tracker.errors import (
+    ChannelRegistrationError,
     ComparisonError,
     ConversionError,
     DatabaseUnavailableError,

@@ -22,7 +22,7 @@ try:  # the ``fast`` extra
 except ImportError:  # pragma: no cover - depends on the installation
     _orjson = None  # type: ignore[assignment]
 
-from informers.objects import get_resource_version, get_uid
+from informers.wire.objects import get_resource_version, get_uid
 from tracker.errors import ConversionError
 
 __all__ = ["DEFAULT_CACHE_SIZE", "Converter", "converter_for", "deserializer_for", "failure_reason"]

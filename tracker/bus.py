@@ -31,12 +31,14 @@ from typing import Any, Protocol, overload, runtime_checkable
 
 import blinker
 
-from informers.errors import InformerStateError
-from tracker.channels import Channel
-from tracker.errors import (
+from informers.errors import (
     ChannelClosedError,
     ChannelEmptyError,
     ChannelFullError,
+    InformerStateError,
+)
+from informers.util.channels import Channel
+from tracker.errors import (
     DuplicateSubscriptionError,
 )
 
@@ -156,8 +158,8 @@ class Subscription:
     def get(self, timeout: float | None = None) -> Event:
         """Remove and return the oldest buffered event, waiting for one.
 
-        Raises :class:`~tracker.errors.ChannelEmptyError` after ``timeout``
-        seconds without an event and :class:`~tracker.errors.ChannelClosedError`
+        Raises :class:`~informers.errors.ChannelEmptyError` after ``timeout``
+        seconds without an event and :class:`~informers.errors.ChannelClosedError`
         once the subscription is closed.
         """
         try:
@@ -197,7 +199,7 @@ class Subscription:
         """Disconnect from the bus and discard what is buffered; idempotent.
 
         Wakes every waiter: :meth:`get` raises
-        :class:`~tracker.errors.ChannelClosedError`, :meth:`wait_idle` returns.
+        :class:`~informers.errors.ChannelClosedError`, :meth:`wait_idle` returns.
         """
         with self._lock:
             if self._closed:

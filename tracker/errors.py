@@ -6,11 +6,6 @@ Errors that are also a built-in kind derive from that kind too::
 
     InformersError
     └── TrackerError
-        ├── ChannelClosedError                        put on a closed channel; get on a
-        │                                             closed and drained one
-        ├── ChannelTimeoutError        (TimeoutError)
-        │   ├── ChannelFullError                      put timed out on a full channel
-        │   └── ChannelEmptyError                     get timed out on an empty channel
         ├── DuplicateSubscriptionError (ValueError)   a bus subscription of that name exists
         ├── ChannelRegistrationError   (ValueError)   a channel registered twice / not registered
         ├── ConversionError                           an object does not convert to the
@@ -45,11 +40,7 @@ from __future__ import annotations
 from informers.errors import InformersError
 
 __all__ = [
-    "ChannelClosedError",
-    "ChannelEmptyError",
-    "ChannelFullError",
     "ChannelRegistrationError",
-    "ChannelTimeoutError",
     "ComparisonError",
     "ConversionError",
     "DatabaseUnavailableError",
@@ -73,23 +64,6 @@ __all__ = [
 
 class TrackerError(InformersError):
     """Base class of the errors raised by the ``tracker`` package."""
-
-
-class ChannelClosedError(TrackerError):
-    """The channel is closed: nothing may be put into it, and once its queued
-    items are drained nothing more will come out of it."""
-
-
-class ChannelTimeoutError(TrackerError, TimeoutError):
-    """A channel operation did not complete before its timeout."""
-
-
-class ChannelFullError(ChannelTimeoutError):
-    """``put`` timed out because the bounded channel stayed full."""
-
-
-class ChannelEmptyError(ChannelTimeoutError):
-    """``get`` timed out because the channel stayed empty."""
 
 
 class DuplicateSubscriptionError(TrackerError, ValueError):

@@ -19,7 +19,7 @@ What each channel receives
   final (or new) state, ``raw_resource`` the raw one, ``unknown_state`` False.
 
 An update enters or leaves the view by the rule of every filtered handler
-(:func:`informers.handlers.filter_transition`), applied to the converted
+(:func:`informers.cache.handlers.filter_transition`), applied to the converted
 states: "passes" means "converts, and the filter accepts it".
 
   A delete the informer missed arrives as a tombstone: ``unknown_state`` is
@@ -72,16 +72,14 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, Generic, Literal, TypeVar, overload
 
-from informers.errors import InformerStateError
-from informers.handlers import FilterTransition, filter_transition
-from informers.informer import SharedIndexInformer
-from informers.objects import DeletedFinalStateUnknown, meta_namespace_key
-from informers.registration import ResourceEventHandlerRegistration
+from informers.cache.handlers import FilterTransition, filter_transition
+from informers.cache.informer import SharedIndexInformer
+from informers.cache.registration import ResourceEventHandlerRegistration
+from informers.errors import ChannelClosedError, ChannelFullError, InformerStateError
+from informers.util.channels import Channel
+from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
 from tracker._convert import DEFAULT_CACHE_SIZE, Converter, converter_for
-from tracker.channels import Channel
 from tracker.errors import (
-    ChannelClosedError,
-    ChannelFullError,
     ChannelRegistrationError,
     ConversionError,
 )

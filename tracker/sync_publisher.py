@@ -22,9 +22,9 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
+from informers.cache.informer import SharedIndexInformer
+from informers.cache.registration import ResourceEventHandlerRegistration
 from informers.errors import InformerStateError
-from informers.informer import SharedIndexInformer
-from informers.registration import ResourceEventHandlerRegistration
 from tracker.bus import EventBus
 from tracker.index_sync import ResourceSyncCompleteEvent
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from informers.errors import ObjectKeyError
-from informers.objects import get_name, get_namespace, get_uid
+from informers.wire.objects import get_name, get_namespace, get_uid
 from tracker.errors import (
     ComparisonError,
     DiffError,
@@ -50,7 +50,7 @@ from tracker.errors import (
 )
 
 if TYPE_CHECKING:
-    from informers.factory import SharedInformerFactory
+    from informers.cache.factory import SharedInformerFactory
 
 __all__ = ["MatchFunc", "ObjectKey", "RowKeyFunc", "Syncer", "diff"]
 
@@ -90,7 +90,7 @@ class ObjectKey:
     @property
     def store_key(self) -> str:
         """The informers' cache key: ``"namespace/name"``, or ``"name"`` when
-        cluster-scoped (see :func:`informers.objects.meta_namespace_key`)."""
+        cluster-scoped (see :func:`informers.wire.objects.meta_namespace_key`)."""
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
     @classmethod

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from informers.listwatch import ListOptions
+from informers.rest.listwatch import ListOptions
 
 __all__ = ["FakeClock", "FakeListerWatcher", "FakeWatch"]
 
@@ -202,7 +202,7 @@ class FakeWatch:
 
 
 class FakeListerWatcher:
-    """A scriptable :class:`~informers.listwatch.ListerWatcher`.
+    """A scriptable :class:`~informers.rest.listwatch.ListerWatcher`.
 
     Lists answer, in order, the results queued with :meth:`script_list`
     (a list dict or an exception to raise), then the current objects set with

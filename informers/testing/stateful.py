@@ -33,13 +33,14 @@ from hypothesis.stateful import (
     rule,
 )
 
+from informers.cache.store import IndexedStore, Indexer
 from informers.errors import (
     IndexConflictError,
     IndexFunctionError,
     ObjectKeyError,
     UnknownIndexError,
 )
-from informers.objects import (
+from informers.wire.objects import (
     NAMESPACE_INDEX,
     IndexFunc,
     KeyFunc,
@@ -47,7 +48,6 @@ from informers.objects import (
     meta_namespace_key,
     namespace_index,
 )
-from informers.store import IndexedStore, Indexer
 
 __all__ = [
     "INDEX_FUNCTIONS",

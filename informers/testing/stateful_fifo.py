@@ -1,4 +1,4 @@
-"""A hypothesis state machine for delta queues with :class:`~informers.fifo.RealFIFO`
+"""A hypothesis state machine for delta queues with :class:`~informers.cache.fifo.RealFIFO`
 semantics (needs hypothesis, i.e. the ``test`` extra).
 
 It drives a queue with random ``add``/``update``/``delete``/``replace``/
@@ -7,13 +7,13 @@ It drives a queue with random ``add``/``update``/``delete``/``replace``/
 checks it against a plain list model of the expected entries, after every step:
 
 * every popped entry equals the model's next entry (deltas, order, tombstones,
-  the ``is_in_initial_list`` flag), and is a :class:`~informers.fifo.Relist`
+  the ``is_in_initial_list`` flag), and is a :class:`~informers.cache.fifo.Relist`
   exactly when the model's entry is a relist (with the listed keys);
-* :meth:`~informers.fifo.RealFIFO.wake` makes ``pop_batch`` return before
+* :meth:`~informers.cache.fifo.RealFIFO.wake` makes ``pop_batch`` return before
   its next entry, once per wake-up, and never skips an entry;
-* ``len``, :meth:`~informers.fifo.RealFIFO.pending`,
-  :meth:`~informers.fifo.RealFIFO.has_synced` and
-  :meth:`~informers.fifo.RealFIFO.last_resource_version` agree with the model;
+* ``len``, :meth:`~informers.cache.fifo.RealFIFO.pending`,
+  :meth:`~informers.cache.fifo.RealFIFO.has_synced` and
+  :meth:`~informers.cache.fifo.RealFIFO.last_resource_version` agree with the model;
 * consumer side: a dict cache built only by applying popped entries (and
   serving as the queue's ``known_objects``) equals the producer's view
   whenever the queue is drained.
@@ -36,8 +36,8 @@ from typing import Any, TypeAlias
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from informers.fifo import Delta, DeltaType, Entry, KeyListerGetter, RealFIFO, Relist
-from informers.objects import DeletedFinalStateUnknown, meta_namespace_key
+from informers.cache.fifo import Delta, DeltaType, Entry, KeyListerGetter, RealFIFO, Relist
+from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
 
 __all__ = ["DictKnownObjects", "FIFOFactory", "RealFIFOStateMachine", "real_fifo_machine"]
 
@@ -270,11 +270,11 @@ class RealFIFOStateMachine(RuleBasedStateMachine):
     def pop_batch(
         self, max_entries: int, fail_at: int | None, wake_at: int | None, by_delta: bool
     ) -> None:
-        """:meth:`~informers.fifo.RealFIFO.pop_batch` handles each entry as
+        """:meth:`~informers.cache.fifo.RealFIFO.pop_batch` handles each entry as
         :meth:`pop` would, stops at ``max_entries`` or an empty queue, after a
         failing ``process`` leaves the following entries queued, and returns
         before its next entry once woken (by a ``process`` calling
-        :meth:`~informers.fifo.RealFIFO.wake`, or earlier: then at once).
+        :meth:`~informers.cache.fifo.RealFIFO.wake`, or earlier: then at once).
         With ``by_delta``, entries of one delta go to ``process_delta`` with
         the key the queue gave them (``""`` for a bookmark), relists to
         ``process``, in the same order and with the same bookkeeping."""

@@ -18,7 +18,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from informers._cli_common import CommandError, connect
+from informers.cli._common import CommandError, connect
 
 TOKEN = "tok-kubeconfig-fuzz-do-not-print"
 

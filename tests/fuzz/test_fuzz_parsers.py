@@ -12,11 +12,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from informers.errors import ApiError, InformersError, SelectorParseError
-from informers.listwatch import error_from_status
-from informers.objects import meta_namespace_key
-from informers.reflector.config import ReflectorConfig
-from informers.reflector.machine import (
+from informers.cache.reflector.config import ReflectorConfig
+from informers.cache.reflector.machine import (
     Listing,
     ListPage,
     Memory,
@@ -27,7 +24,10 @@ from informers.reflector.machine import (
     Watching,
     step,
 )
-from informers.selectors import FieldSelector, LabelSelector
+from informers.errors import ApiError, InformersError, SelectorParseError
+from informers.rest.listwatch import error_from_status
+from informers.wire.objects import meta_namespace_key
+from informers.wire.selectors import FieldSelector, LabelSelector
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CONFIG = ReflectorConfig(description="pods")

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from informers.resources import PODS
 from informers.testing import ApiServer
+from informers.wire.resources import PODS
 
 FUZZ = settings(
     max_examples=150,

@@ -1,4 +1,4 @@
-"""The compact storage option (informers.compact): codecs, the store against
+"""The compact storage option (informers.cache.compact): codecs, the store against
 the default Indexer and against the shared store state machine, the LRU's
 bound and order, and the informer end to end over the emulator."""
 
@@ -29,7 +29,7 @@ from informers import (
     SharedInformerFactory,
     UnknownIndexError,
 )
-from informers.compact import (
+from informers.cache.compact import (
     DEFAULT_HOT_OBJECTS,
     KUBERNETES_DICTIONARY,
     Codec,
@@ -39,16 +39,16 @@ from informers.compact import (
     ZlibCodec,
     available_codecs,
 )
+from informers.cache.informer import InformerStore
+from informers.cache.listers import Lister
+from informers.cache.store import Indexer
+from informers.cache.transforms import strip_managed_fields
 from informers.errors import ObjectEncodeError
-from informers.informer import InformerStore
-from informers.listers import Lister
-from informers.listwatch import HTTPListerWatcher
-from informers.objects import NAMESPACE_INDEX, IndexFunc, KeyFunc, get_labels, namespace_index
-from informers.resources import PODS
-from informers.store import Indexer
+from informers.rest.listwatch import HTTPListerWatcher
 from informers.testing import ApiServer
 from informers.testing.stateful import INDEX_FUNCTIONS, indexed_store_machine
-from informers.transforms import strip_managed_fields
+from informers.wire.objects import NAMESPACE_INDEX, IndexFunc, KeyFunc, get_labels, namespace_index
+from informers.wire.resources import PODS
 
 CODECS = available_codecs()
 

@@ -35,8 +35,8 @@ from informers.errors import (
     is_connection_refused,
     parse_retry_after,
 )
-from informers.listwatch import HTTPListerWatcher, ListOptions
-from informers.resources import PODS
+from informers.rest.listwatch import HTTPListerWatcher, ListOptions
+from informers.wire.resources import PODS
 
 ERROR_CLASSES = [
     getattr(errors, name)

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from informers.errors import SelectorParseError
-from informers.selectors import (
+from informers.wire.selectors import (
     FieldRequirement,
     FieldSelector,
     LabelRequirement,

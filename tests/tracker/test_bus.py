@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from informers.errors import InformerStateError
+from informers.errors import ChannelClosedError, ChannelEmptyError, InformerStateError
 from tracker.bus import Component, Event, EventBus, Subscription
-from tracker.errors import ChannelClosedError, ChannelEmptyError, DuplicateSubscriptionError
+from tracker.errors import DuplicateSubscriptionError
 
 JOIN = 5.0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from informers.errors import InformersError
+from informers.errors import ChannelEmptyError, ChannelFullError, InformersError
 from tracker import errors
 
 
@@ -18,8 +18,8 @@ def test_every_tracker_error_is_an_informers_error(name: str) -> None:
 @pytest.mark.parametrize(
     ("cls", "builtin"),
     [
-        (errors.ChannelFullError, TimeoutError),
-        (errors.ChannelEmptyError, TimeoutError),
+        (ChannelFullError, TimeoutError),
+        (ChannelEmptyError, TimeoutError),
         (errors.DuplicateSubscriptionError, ValueError),
         (errors.ChannelRegistrationError, ValueError),
         (errors.UnknownResourceTypeError, LookupError),

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from informers.errors import InformerStateError
+from informers.errors import ChannelEmptyError, InformerStateError
 from tracker.bus import DEFAULT_BUFFER_SIZE, Event, EventBus, Subscription
-from tracker.errors import ChannelEmptyError, ResourceNotSyncedError, UnknownResourceTypeError
+from tracker.errors import ResourceNotSyncedError, UnknownResourceTypeError
 from tracker.index_sync import (
     IndexSynchronizationTracker,
     IndexSynchronizedEvent,

@@ -15,14 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kubernetes.client import V1Pod
 
-from informers import signals
-from informers.errors import InformerStateError, UnknownIndexError
-from informers.informer import SharedIndexInformer
-from informers.objects import NAMESPACE_INDEX, DeletedFinalStateUnknown, namespace_index
-from informers.store import Indexer
+from informers.cache import signals
+from informers.cache.informer import SharedIndexInformer
+from informers.cache.store import Indexer
+from informers.errors import ChannelEmptyError, InformerStateError, UnknownIndexError
 from informers.testing.fake import FakeClock, FakeListerWatcher, FakeWatch
-from tracker.channels import Channel
-from tracker.errors import ChannelEmptyError, ChannelRegistrationError, ConversionError
+from informers.util.channels import Channel
+from informers.wire.objects import NAMESPACE_INDEX, DeletedFinalStateUnknown, namespace_index
+from tracker.errors import ChannelRegistrationError, ConversionError
 from tracker.resource import ResourceTracker, TrackerDeleteResource
 
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from informers import signals
-from informers.informer import SharedIndexInformer
+from informers.cache import signals
+from informers.cache.informer import SharedIndexInformer
+from informers.errors import ChannelEmptyError
 from informers.testing.fake import FakeListerWatcher
 from tracker.bus import EventBus, Subscription
-from tracker.errors import ChannelEmptyError
 from tracker.index_sync import (
     IndexSynchronizationTracker,
     IndexSynchronizedEvent,

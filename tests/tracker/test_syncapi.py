@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from informers.factory import SharedInformerFactory
+from informers.cache.factory import SharedInformerFactory
 from tracker.errors import (
     ComparisonError,
     DiffError,

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from kubernetes.client import V1ConfigMap
 
-from informers.factory import SharedInformerFactory
-from informers.resources import CONFIGMAPS, PODS, SERVICES
+from informers.cache.factory import SharedInformerFactory
 from informers.testing import ApiServer
+from informers.wire.resources import CONFIGMAPS, PODS, SERVICES
 from tracker import (
     Channel,
     ChannelEmptyError,

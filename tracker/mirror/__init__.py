@@ -12,9 +12,7 @@ SQLite by default, PostgreSQL through psycopg 3 (the ``mirror`` extra).
   (:mod:`tracker.mirror.live`).
 * :func:`mirror_controller`, :class:`SyncController`, :class:`MirrorSyncer`,
   :func:`sync_reconciler` -- the controller that keeps a table equal to the
-  API server, on :mod:`informers.runtime` (:mod:`tracker.mirror.controller`).
-
-:mod:`tracker.mirror.testing` starts a throwaway PostgreSQL server for tests.
+  API server, on :mod:`informers.toolkit.runtime` (:mod:`tracker.mirror.controller`).
 
 The public API is exactly what ``__all__`` lists (a test pins it).
 """

@@ -1,5 +1,5 @@
 """The controller that keeps a mirror table equal to the API server, on
-:mod:`informers.runtime`.
+:mod:`informers.toolkit.runtime`.
 
 * :func:`sync_reconciler` -- the syncapi reconciler for any
   :class:`~tracker.syncapi.Syncer`: read the key live; NotFound → ``delete``;
@@ -59,7 +59,7 @@ it. Either way nothing partial stays behind, and every key that failed is
 requeued with backoff (from a relist, too: it then takes the reconcile
 path). An object that cannot be stored at all
 (:class:`~tracker.errors.InvalidObjectError`) is a
-:class:`~informers.runtime.TerminalError` and is not retried.
+:class:`~informers.toolkit.runtime.TerminalError` and is not retried.
 
 Restarts resume from the database: before the informer starts, the syncer
 snapshots the rows; each object of the initial relist whose row still
@@ -82,10 +82,8 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from informers.clock import REAL_CLOCK, Clock
-from informers.factory import SharedInformerFactory
-from informers.resources import Resource
-from informers.runtime import (
+from informers.cache.factory import SharedInformerFactory
+from informers.toolkit.runtime import (
     Controller,
     InformerSource,
     MapFunc,
@@ -95,8 +93,10 @@ from informers.runtime import (
     Sink,
     TerminalError,
 )
-from informers.runtime.controller import BatchReconcileFunc
-from informers.workqueue import RateLimiter
+from informers.toolkit.runtime.controller import BatchReconcileFunc
+from informers.toolkit.workqueue import RateLimiter
+from informers.util.clock import REAL_CLOCK, Clock
+from informers.wire.resources import Resource
 from tracker.errors import InvalidObjectError, MirrorDatabaseError, SyncerConfigError
 from tracker.mirror.live import LiveReader
 from tracker.mirror.relist import RelistChange, RelistSource
@@ -151,7 +151,7 @@ def sync_reconciler(syncer: Syncer[Any], read: ReadFunc) -> ReconcileFunc:
     An exception from ``read``, ``sync`` or ``delete`` propagates: the
     controller requeues the key with backoff. An
     :class:`~tracker.errors.InvalidObjectError` (the object can never be
-    stored) becomes a :class:`~informers.runtime.TerminalError`.
+    stored) becomes a :class:`~informers.toolkit.runtime.TerminalError`.
     """
 
     def reconcile(request: Request) -> Result | None:
@@ -179,7 +179,7 @@ def batch_sync_reconciler(syncer: MirrorSyncer) -> BatchReconcileFunc:
     Outcomes, one per request: a read error fails that request alone (it is
     requeued with backoff, nothing of it is deleted); an object that can
     never be stored fails its request with a
-    :class:`~informers.runtime.TerminalError`; a failed transaction fails
+    :class:`~informers.toolkit.runtime.TerminalError`; a failed transaction fails
     every request that was in it (all requeued with backoff; the rollback
     leaves no row of the batch written).
     """
@@ -349,7 +349,7 @@ class MirrorSyncer:
         """Write ``changes`` (``(key, object)`` to sync, ``(key, None)`` to
         delete) in one transaction, with ``resource_version`` recorded as
         applied when given. Returns one outcome per change: ``None`` when it
-        was written, a :class:`~informers.runtime.TerminalError` for an
+        was written, a :class:`~informers.toolkit.runtime.TerminalError` for an
         object that can never be stored (left out of the transaction), or the
         :class:`~tracker.errors.MirrorDatabaseError` of a failed transaction
         (then nothing of it was written). When the database refused the
@@ -465,7 +465,7 @@ class MirrorSyncer:
 
 
 class SyncController:
-    """Runs a :class:`~tracker.syncapi.Syncer` on an :class:`informers.runtime.Controller`.
+    """Runs a :class:`~tracker.syncapi.Syncer` on an :class:`informers.toolkit.runtime.Controller`.
 
     :param kind: names the controller ``db-sync-<kind>`` (unless ``name``).
     :param syncer: what is synced.
@@ -479,7 +479,7 @@ class SyncController:
     :param sync_timeout: how long each source may take to push its initial state.
     :param reconcile_batch, max_batch: a worker takes up to ``max_batch``
         queued requests at once and hands two or more to ``reconcile_batch``
-        (see :class:`informers.runtime.Controller`); default 1, no batching.
+        (see :class:`informers.toolkit.runtime.Controller`); default 1, no batching.
 
     :meth:`start` raises :class:`~tracker.errors.SyncerConfigError` for a
     name that is empty or has whitespace, no reconcile function, or no
@@ -589,7 +589,7 @@ class SyncController:
             controller.stop(timeout)
 
     def wait_idle(self, timeout: float | None = 10.0) -> bool:
-        """The runtime controller's :meth:`~informers.runtime.Controller.wait_idle`."""
+        """The runtime controller's :meth:`~informers.toolkit.runtime.Controller.wait_idle`."""
         controller = self.controller
         return controller is not None and controller.wait_idle(timeout)
 

@@ -28,7 +28,6 @@ validated identifiers, quoted (:mod:`tracker.mirror.schema`).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 from collections.abc import Iterator
@@ -37,16 +36,16 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import event, exc
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.pool import StaticPool
 
 from tracker.errors import DatabaseUnavailableError, MirrorConfigError, MirrorDatabaseError
+from tracker.mirror.jsoncolumn import json_dumps
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from informers.resources import Resource
+    from informers.wire.resources import Resource
     from tracker.mirror.schema import Column
     from tracker.mirror.store import MirrorStore
 
@@ -54,8 +53,6 @@ __all__ = [
     "STATE_TABLE",
     "MirrorDatabase",
     "create_mirror_engine",
-    "json_dumps",
-    "json_type",
     "translate_error",
 ]
 
@@ -67,29 +64,6 @@ STATE_TABLE = "kube_mirror_state"
 
 #: Seconds a SQLite connection waits for a lock held by another connection.
 SQLITE_BUSY_TIMEOUT = 30.0
-
-try:  # the fast extra
-    import orjson
-
-    def json_dumps(value: Any) -> str:
-        """Compact JSON of ``value`` (orjson when installed, identical in
-        meaning to :func:`json.dumps`); what every JSON column stores."""
-        try:
-            return orjson.dumps(value).decode()
-        except (TypeError, OverflowError):  # integers beyond 64 bits, odd keys
-            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-except ImportError:  # pragma: no cover - orjson is in the test extra
-
-    def json_dumps(value: Any) -> str:
-        """Compact JSON of ``value``; what every JSON column stores."""
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def json_type() -> sa.types.TypeEngine[Any]:
-    """The type of a JSON column: ``JSON`` (text) on SQLite, ``JSONB`` on
-    PostgreSQL; Python ``None`` is SQL ``NULL``."""
-    return sa.JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 
 
 def _is_memory(url: sa.URL) -> bool:

@@ -19,10 +19,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from informers import _json
 from informers.errors import ApiError, error_from_status
-from informers.listwatch import HTTPListerWatcher, ListOptions
-from informers.resources import Resource
+from informers.rest.listwatch import HTTPListerWatcher, ListOptions
+from informers.wire import _json
+from informers.wire.resources import Resource
 from tracker.syncapi import ObjectKey
 
 __all__ = ["GET_TIMEOUT", "LiveReader"]

@@ -1,9 +1,9 @@
 """The mirror's informer source: a relist reaches the database in a few large
 transactions, every other event becomes a request for the reconcile path.
 
-:class:`RelistSource` is an :mod:`informers.runtime` source (like
-:class:`~informers.runtime.InformerSource`) whose handler uses the relist
-hooks of :mod:`informers.handlers`:
+:class:`RelistSource` is an :mod:`informers.toolkit.runtime` source (like
+:class:`~informers.toolkit.runtime.InformerSource`) whose handler uses the relist
+hooks of :mod:`informers.cache.handlers`:
 
 * between ``on_relist_begin`` and ``on_relist_end`` (the informer's initial
   list and every later relist, on the handler's listener thread) the adds,
@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from informers.errors import ObjectKeyError
-from informers.objects import DeletedFinalStateUnknown
-from informers.runtime import HandlerSource, Request, Sink
+from informers.toolkit.runtime import HandlerSource, Request, Sink
+from informers.wire.objects import DeletedFinalStateUnknown
 from tracker.errors import ObjectKeyParseError
 from tracker.syncapi import ObjectKey
 
@@ -136,7 +136,7 @@ class RelistSource(HandlerSource):
         object needs writing.
     :param name: for logs and errors.
 
-    Satisfies :class:`informers.runtime.Source`. Thread-safe; runs once.
+    Satisfies :class:`informers.toolkit.runtime.Source`. Thread-safe; runs once.
     """
 
     def __init__(self, informer: Any, target: RelistTarget, *, name: str = "") -> None:

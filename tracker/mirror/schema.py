@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from informers.resources import Resource
+from informers.wire.resources import Resource
 from tracker.errors import MirrorConfigError
 
 __all__ = [

@@ -41,15 +41,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType, TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from informers.resources import Resource
+from informers.wire.resources import Resource
 from tracker.errors import InvalidObjectError, MirrorConfigError, SchemaMismatchError
-from tracker.mirror.database import MirrorDatabase, json_dumps, json_type
+from tracker.mirror.jsoncolumn import json_dumps, json_type
 from tracker.mirror.schema import (
     BUILTIN_COLUMNS,
     Column,
@@ -62,6 +62,9 @@ from tracker.mirror.schema import (
     validate_identifier,
 )
 from tracker.syncapi import ObjectKey
+
+if TYPE_CHECKING:
+    from tracker.mirror.database import MirrorDatabase
 
 __all__ = ["MirrorBatch", "MirrorRow", "MirrorStore"]
 

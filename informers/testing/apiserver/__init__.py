@@ -30,13 +30,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from informers.resources import Resource, find_builtin
 from informers.testing.apiserver._kubeconfig import DEFAULT_NAME, DUMMY_TOKEN, write_kubeconfig
-from informers.testing.apiserver._security import Access, Authorizer, Security, warn_if_exposed
+from informers.testing.apiserver._security import (
+    Access,
+    Authorizer,
+    Security,
+    is_loopback_address,
+    warn_if_exposed,
+)
 from informers.testing.apiserver._server import FaultState, HTTPServer, Settings
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import Storage
 from informers.testing.apiserver._tls import SecurityConfigError, TLSConfig, generate_self_signed
+from informers.wire.resources import Resource, find_builtin
 
 __all__ = [
     "Access",
@@ -46,6 +52,7 @@ __all__ = [
     "SecurityConfigError",
     "TLSConfig",
     "generate_self_signed",
+    "is_loopback_address",
 ]
 
 log = logging.getLogger(__name__)
@@ -106,7 +113,7 @@ class ApiServer:
             listed and watched, each list echoes the selector in
             ``metadata.shardInfo.selector``, and a malformed selector is
             answered with 400 BadRequest (see
-            :mod:`informers.sharding.selector`). Also settable later
+            :mod:`informers.toolkit.sharding.selector`). Also settable later
             (:attr:`sharded_list_and_watch`).
         tokens: bearer token → user name. None (the default) turns
             authentication off, as before; otherwise every request needs one

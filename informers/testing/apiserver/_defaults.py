@@ -106,7 +106,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from informers.resources import (
+from informers.wire.resources import (
     CRONJOBS,
     DAEMONSETS,
     DEPLOYMENTS,

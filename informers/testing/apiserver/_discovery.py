@@ -21,9 +21,9 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from informers.resources import BUILTIN_RESOURCES, Resource
 from informers.testing.apiserver._scale import SCALABLE
 from informers.testing.apiserver._storage import NO_STATUS_SUBRESOURCE
+from informers.wire.resources import BUILTIN_RESOURCES, Resource
 
 __all__ = [
     "SERVER_GIT_VERSION",

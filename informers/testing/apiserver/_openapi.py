@@ -26,8 +26,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from informers.resources import Resource
 from informers.testing.apiserver._discovery import SERVER_GIT_VERSION
+from informers.wire.resources import Resource
 
 __all__ = ["openapi_v3_document", "openapi_v3_index", "openapi_v3_path"]
 

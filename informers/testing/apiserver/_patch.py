@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from informers.errors import InformersError
-from informers.resources import BUILTIN_RESOURCES, Resource
+from informers.wire.resources import BUILTIN_RESOURCES, Resource
 
 __all__ = [
     "APPLY_PATCH",

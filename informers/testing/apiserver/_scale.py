@@ -17,15 +17,15 @@ from __future__ import annotations
 from typing import Any
 
 from informers.errors import SelectorParseError
-from informers.resources import (
+from informers.testing.apiserver import _status
+from informers.wire.resources import (
     DEPLOYMENTS,
     REPLICASETS,
     REPLICATIONCONTROLLERS,
     STATEFULSETS,
     Resource,
 )
-from informers.selectors import LabelSelector
-from informers.testing.apiserver import _status
+from informers.wire.selectors import LabelSelector
 
 __all__ = ["SCALABLE", "replicas_from_scale", "to_scale"]
 

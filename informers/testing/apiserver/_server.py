@@ -29,10 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 from typing import Any, Protocol
 
-from informers._shard_selector import SHARD_INFO_FIELD, ShardSelector
 from informers.errors import SelectorParseError
-from informers.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
-from informers.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
 from informers.testing.apiserver import _discovery, _patch, _scale, _status
 from informers.testing.apiserver._security import Security, request_access, unauthorized
 from informers.testing.apiserver._status import StatusError
@@ -44,6 +41,9 @@ from informers.testing.apiserver._storage import (
     decode_continue,
     join_items,
 )
+from informers.wire.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
+from informers.wire.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
+from informers.wire.selectors.shard import SHARD_INFO_FIELD, ShardSelector
 
 __all__ = ["FaultState", "HTTPServer", "Handler"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from informers.resources import Resource
+from informers.wire.resources import Resource
 
 __all__ = [
     "StatusError",

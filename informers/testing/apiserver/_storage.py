@@ -28,7 +28,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from informers.resources import (
+from informers.testing.apiserver import _status
+from informers.testing.apiserver._defaults import apply_defaults
+from informers.wire.resources import (
     BUILTIN_RESOURCES,
     CUSTOMRESOURCEDEFINITIONS,
     NAMESPACES,
@@ -36,8 +38,6 @@ from informers.resources import (
     SERVICES,
     Resource,
 )
-from informers.testing.apiserver import _status
-from informers.testing.apiserver._defaults import apply_defaults
 
 __all__ = ["Event", "Predicate", "Storage", "Stored", "Watcher", "join_items"]
 

@@ -19,7 +19,7 @@ import datetime
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from informers.resources import Resource
+from informers.wire.resources import Resource
 
 __all__ = ["human_duration", "to_table"]
 

@@ -1,6 +1,6 @@
 """Built-in controllers for the API server emulator, written on this
 project's own runtime: informers over HTTP feed
-:class:`~informers.runtime.Controller`\\ s that write back through the
+:class:`~informers.toolkit.runtime.Controller`\\ s that write back through the
 server's API.
 
 ::

@@ -15,8 +15,8 @@ import json
 from typing import Any
 
 from informers.errors import ApiError
-from informers.listwatch import error_from_status
-from informers.resources import Resource
+from informers.rest.listwatch import error_from_status
+from informers.wire.resources import Resource
 
 __all__ = ["ConflictError", "JsonApi", "NotFoundError"]
 

@@ -11,8 +11,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from informers.objects import DeletedFinalStateUnknown
-from informers.selectors import LabelSelector
+from informers.wire.objects import DeletedFinalStateUnknown
+from informers.wire.selectors import LabelSelector
 
 __all__ = [
     "Expectations",

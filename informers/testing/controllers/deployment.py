@@ -37,10 +37,7 @@ import logging
 import math
 from typing import Any
 
-from informers.informer import SharedIndexInformer
-from informers.objects import NAMESPACE_INDEX
-from informers.resources import DEPLOYMENTS, REPLICASETS
-from informers.runtime import Controller, InformerSource, Request, Result, enqueue_owner
+from informers.cache.informer import SharedIndexInformer
 from informers.testing.controllers.api import ConflictError, JsonApi
 from informers.testing.controllers.common import (
     now,
@@ -48,6 +45,9 @@ from informers.testing.controllers.common import (
     owner_reference,
     set_condition,
 )
+from informers.toolkit.runtime import Controller, InformerSource, Request, Result, enqueue_owner
+from informers.wire.objects import NAMESPACE_INDEX
+from informers.wire.resources import DEPLOYMENTS, REPLICASETS
 
 __all__ = [
     "HASH_LABEL",

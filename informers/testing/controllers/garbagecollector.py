@@ -28,11 +28,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from informers.informer import SharedIndexInformer
-from informers.objects import DeletedFinalStateUnknown, get_namespace
-from informers.resources import DEPLOYMENTS, JOBS, PODS, REPLICASETS, Resource
-from informers.runtime import Controller, InformerSource, Request, Result
+from informers.cache.informer import SharedIndexInformer
 from informers.testing.controllers.api import ConflictError, JsonApi, NotFoundError
+from informers.toolkit.runtime import Controller, InformerSource, Request, Result
+from informers.wire.objects import DeletedFinalStateUnknown, get_namespace
+from informers.wire.resources import DEPLOYMENTS, JOBS, PODS, REPLICASETS, Resource
 
 __all__ = [
     "DEPENDENT_KINDS",

@@ -20,10 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from informers.informer import SharedIndexInformer
-from informers.objects import NAMESPACE_INDEX
-from informers.resources import JOBS, PODS
-from informers.runtime import Controller, InformerSource, Request, Result, enqueue_owner
+from informers.cache.informer import SharedIndexInformer
 from informers.testing.controllers.api import JsonApi
 from informers.testing.controllers.common import (
     Expectations,
@@ -37,6 +34,9 @@ from informers.testing.controllers.common import (
     set_condition,
 )
 from informers.testing.controllers.replicaset import pod_from_template
+from informers.toolkit.runtime import Controller, InformerSource, Request, Result, enqueue_owner
+from informers.wire.objects import NAMESPACE_INDEX
+from informers.wire.resources import JOBS, PODS
 
 __all__ = ["JobReconciler", "job_controller"]
 

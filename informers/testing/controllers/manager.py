@@ -3,7 +3,7 @@ and stopped together.
 
 It talks to the server over HTTP like any other client: one
 ``kubernetes.client.ApiClient`` (``server.api_client()`` unless given), a
-:class:`~informers.factory.SharedInformerFactory` for the reads, a
+:class:`~informers.cache.factory.SharedInformerFactory` for the reads, a
 :class:`~informers.testing.controllers.api.JsonApi` for the writes.
 """
 
@@ -13,11 +13,8 @@ import logging
 import threading
 from typing import Any
 
-from informers.clock import REAL_CLOCK, Clock
+from informers.cache.factory import SharedInformerFactory
 from informers.errors import CacheSyncTimeoutError, InformerStateError
-from informers.factory import SharedInformerFactory
-from informers.resources import DEPLOYMENTS, JOBS, NAMESPACES, NODES, PODS, REPLICASETS
-from informers.runtime import Controller
 from informers.testing.controllers.api import JsonApi
 from informers.testing.controllers.deployment import deployment_controller
 from informers.testing.controllers.garbagecollector import (
@@ -29,6 +26,9 @@ from informers.testing.controllers.job import job_controller
 from informers.testing.controllers.namespace import namespace_controller
 from informers.testing.controllers.pods import pod_lifecycle_controller
 from informers.testing.controllers.replicaset import replicaset_controller
+from informers.toolkit.runtime import Controller
+from informers.util.clock import REAL_CLOCK, Clock
+from informers.wire.resources import DEPLOYMENTS, JOBS, NAMESPACES, NODES, PODS, REPLICASETS
 
 __all__ = ["CONTROLLER_NAMES", "ControllerManager", "start_controllers"]
 

@@ -15,10 +15,10 @@ import logging
 import threading
 from typing import Any
 
-from informers.informer import SharedIndexInformer
-from informers.resources import NAMESPACES, Resource
-from informers.runtime import Controller, InformerSource, Request, Result
+from informers.cache.informer import SharedIndexInformer
 from informers.testing.controllers.api import ConflictError, JsonApi, NotFoundError
+from informers.toolkit.runtime import Controller, InformerSource, Request, Result
+from informers.wire.resources import NAMESPACES, Resource
 
 __all__ = ["NamespaceReconciler", "namespace_controller", "namespaced_resources"]
 

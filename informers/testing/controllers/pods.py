@@ -22,12 +22,12 @@ import logging
 import threading
 from typing import Any
 
-from informers.clock import REAL_CLOCK, Clock
-from informers.informer import SharedIndexInformer
-from informers.resources import PODS
-from informers.runtime import Controller, InformerSource, Request, Result
+from informers.cache.informer import SharedIndexInformer
 from informers.testing.controllers.api import ConflictError, JsonApi, NotFoundError
 from informers.testing.controllers.common import TERMINAL_PHASES, controller_of, now
+from informers.toolkit.runtime import Controller, InformerSource, Request, Result
+from informers.util.clock import REAL_CLOCK, Clock
+from informers.wire.resources import PODS
 
 __all__ = ["DEFAULT_NODE", "PodLifecycleReconciler", "pod_lifecycle_controller"]
 

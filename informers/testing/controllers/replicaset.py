@@ -17,10 +17,7 @@ import copy
 import logging
 from typing import Any
 
-from informers.informer import SharedIndexInformer
-from informers.objects import NAMESPACE_INDEX, get_labels
-from informers.resources import PODS, REPLICASETS
-from informers.runtime import Controller, InformerSource, Request, Result, enqueue_owner
+from informers.cache.informer import SharedIndexInformer
 from informers.testing.controllers.api import JsonApi
 from informers.testing.controllers.common import (
     Expectations,
@@ -31,6 +28,9 @@ from informers.testing.controllers.common import (
     owned_by,
     owner_reference,
 )
+from informers.toolkit.runtime import Controller, InformerSource, Request, Result, enqueue_owner
+from informers.wire.objects import NAMESPACE_INDEX, get_labels
+from informers.wire.resources import PODS, REPLICASETS
 
 __all__ = ["ReplicaSetReconciler", "pod_from_template", "replicaset_controller"]
 

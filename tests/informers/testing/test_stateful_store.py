@@ -15,10 +15,10 @@ from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
 import informers.testing
+from informers.cache.store import Indexer, ThreadSafeStore
 from informers.errors import IndexConflictError, IndexFunctionError, UnknownIndexError
-from informers.objects import Indexers, IndexFunc, KeyFunc
-from informers.store import Indexer, ThreadSafeStore
 from informers.testing.stateful import IndexedStoreStateMachine, indexed_store_machine
+from informers.wire.objects import Indexers, IndexFunc, KeyFunc
 
 ROOT = Path(__file__).resolve().parents[3]
 

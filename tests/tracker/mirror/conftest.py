@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.postgres import PostgresServer, PostgresServerError, find_postgres_bindir
 from tracker.mirror import MirrorDatabase
-from tracker.mirror.testing import PostgresServer, PostgresServerError, find_postgres_bindir
 
 _databases = itertools.count()
 

@@ -9,11 +9,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from informers.factory import SharedInformerFactory
-from informers.runtime import Request, Result
-from informers.runtime.controller import BatchReconcileFunc
+from informers.cache.factory import SharedInformerFactory
 from informers.testing import ApiServer
-from informers.workqueue import ItemExponentialFailureRateLimiter
+from informers.toolkit.runtime import Request, Result
+from informers.toolkit.runtime.controller import BatchReconcileFunc
+from informers.toolkit.workqueue import ItemExponentialFailureRateLimiter
 from tracker.mirror import MirrorStore
 from tracker.mirror.controller import SyncController, mirror_controller
 from tracker.syncapi import ObjectKey

@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mirror_helpers import Running, api_objects
 
-from informers.resources import PODS
-from informers.runtime import Controller, PeriodicSource, Request, Result
 from informers.testing import ApiServer
 from informers.testing.fake import FakeClock
-from informers.workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
+from informers.toolkit.runtime import Controller, PeriodicSource, Request, Result
+from informers.toolkit.workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
+from informers.wire.resources import PODS
 from tracker.mirror import Column, MirrorDatabase, MirrorStore, create_mirror_engine
 from tracker.mirror.controller import (
     BURST_BATCH,

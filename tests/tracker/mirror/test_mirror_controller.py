@@ -13,11 +13,12 @@ import pytest
 import sqlalchemy as sa
 from mirror_helpers import Running, api_objects
 
-from informers.factory import SharedInformerFactory
-from informers.resources import PODS
-from informers.runtime import Request, TerminalError
+from informers.cache.factory import SharedInformerFactory
 from informers.testing import ApiServer
 from informers.testing.fake import FakeClock
+from informers.toolkit.runtime import Request, TerminalError
+from informers.wire.resources import PODS
+from tests.postgres import PostgresServer
 from tracker.errors import DatabaseUnavailableError, SyncerConfigError
 from tracker.mirror import Column, MirrorDatabase
 from tracker.mirror.controller import (
@@ -30,7 +31,6 @@ from tracker.mirror.controller import (
     sync_reconciler,
 )
 from tracker.mirror.live import LiveReader
-from tracker.mirror.testing import PostgresServer
 from tracker.syncapi import ObjectKey
 
 NAMESPACES = ["ns-0", "ns-1", "ns-2"]
@@ -179,7 +179,7 @@ def test_no_sources_is_an_error_at_start(api_client: Any) -> None:
 
 
 def test_the_reader_must_read_the_stores_kind(database: MirrorDatabase, api_client: Any) -> None:
-    from informers.resources import SECRETS
+    from informers.wire.resources import SECRETS
 
     with pytest.raises(SyncerConfigError):
         MirrorSyncer(database.store(PODS), LiveReader(api_client, SECRETS))

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from informers.resources import PODS
+from informers.wire.resources import PODS
+from tests.postgres import PostgresServer
 from tracker.errors import DatabaseUnavailableError, MirrorDatabaseError
 from tracker.mirror import MirrorDatabase, MirrorStore, create_mirror_engine
-from tracker.mirror.testing import PostgresServer
 
 
 def pod(name: str, uid: str, rv: str = "1") -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from informers.resources import PODS
+from informers.wire.resources import PODS
 from tracker.errors import SchemaMismatchError
 from tracker.mirror import STATE_TABLE, Column, MirrorDatabase
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from informers.resources import DEPLOYMENTS, PODS, SECRETS, Resource
+from informers.wire.resources import DEPLOYMENTS, PODS, SECRETS, Resource
 from tracker.errors import MirrorConfigError
 from tracker.mirror.schema import (
     BUILTIN_COLUMNS,

@@ -16,7 +16,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from informers.resources import PODS
+from informers.wire.resources import PODS
 from tracker.mirror import Column, MirrorDatabase, MirrorStore
 from tracker.syncapi import ObjectKey, diff
 

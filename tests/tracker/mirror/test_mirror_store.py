@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from informers.resources import NAMESPACES, PODS, SECRETS, Resource
+from informers.wire.resources import NAMESPACES, PODS, SECRETS, Resource
 from tracker.errors import InvalidObjectError, MirrorConfigError
 from tracker.mirror import Column, MirrorDatabase, MirrorRow, MirrorStore
 from tracker.mirror.schema import LAST_APPLIED_ANNOTATION

@@ -8,8 +8,8 @@ import pytest
 from apiserver_helpers import configmap, pod
 from kubernetes import client, watch
 
-from informers.resources import Resource
 from informers.testing import ApiServer, ApiServerError
+from informers.wire.resources import Resource
 
 
 def _status(exc: client.ApiException) -> dict:

@@ -20,11 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kubernetes import client
 
-from informers.resources import CONFIGMAPS
 from informers.testing import ApiServer
 from informers.testing.apiserver._server import build_predicate
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import Storage
+from informers.wire.resources import CONFIGMAPS
 
 NAMES = ["a", "b", "c", "d"]
 ops_strategy = st.lists(

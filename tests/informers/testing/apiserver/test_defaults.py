@@ -12,7 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kubernetes import client
 
-from informers.resources import (
+from informers.testing import ApiServer
+from informers.testing.apiserver._defaults import apply_defaults, image_pull_policy, pod_qos_class
+from informers.wire.resources import (
     CRONJOBS,
     DAEMONSETS,
     DEPLOYMENTS,
@@ -25,8 +27,6 @@ from informers.resources import (
     STATEFULSETS,
     Resource,
 )
-from informers.testing import ApiServer
-from informers.testing.apiserver._defaults import apply_defaults, image_pull_policy, pod_qos_class
 
 TEMPLATE = {
     "metadata": {"labels": {"app": "web"}},

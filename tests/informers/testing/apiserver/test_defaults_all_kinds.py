@@ -18,9 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kubernetes import client
 
-from informers.resources import BUILTIN_RESOURCES, JOBS, SERVICES, Resource
 from informers.testing import ApiServer
 from informers.testing.apiserver._defaults import DEFAULTED_RESOURCES, apply_defaults
+from informers.wire.resources import BUILTIN_RESOURCES, JOBS, SERVICES, Resource
 
 
 class _Anything:

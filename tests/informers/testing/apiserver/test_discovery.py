@@ -11,7 +11,6 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from informers.resources import BUILTIN_RESOURCES, CONFIGMAPS, DEPLOYMENTS, PODS, Resource
 from informers.testing.apiserver._discovery import (
     core_versions_document,
     group_list_document,
@@ -21,6 +20,7 @@ from informers.testing.apiserver._discovery import (
 )
 from informers.testing.apiserver._kubeconfig import DUMMY_TOKEN, write_kubeconfig
 from informers.testing.apiserver._openapi import openapi_v3_document, openapi_v3_index
+from informers.wire.resources import BUILTIN_RESOURCES, CONFIGMAPS, DEPLOYMENTS, PODS, Resource
 
 WIDGETS_V1 = Resource("example.com", "v1", "widgets", "Widget", short_names=("wd",))
 WIDGETS_V2BETA1 = Resource("example.com", "v2beta1", "widgets", "Widget")

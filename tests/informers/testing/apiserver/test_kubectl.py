@@ -22,7 +22,10 @@ from typing import IO, Any
 
 import pytest
 
-from informers.resources import (
+from informers.testing.apiserver import Access, ApiServer, TLSConfig
+from informers.testing.apiserver._discovery import SERVER_GIT_VERSION
+from informers.testing.apiserver._kubeconfig import write_kubeconfig
+from informers.wire.resources import (
     CONFIGMAPS,
     DEPLOYMENTS,
     NAMESPACES,
@@ -30,9 +33,6 @@ from informers.resources import (
     STATEFULSETS,
     Resource,
 )
-from informers.testing.apiserver import Access, ApiServer, TLSConfig
-from informers.testing.apiserver._discovery import SERVER_GIT_VERSION
-from informers.testing.apiserver._kubeconfig import write_kubeconfig
 
 pytestmark = pytest.mark.kubectl
 

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from informers.resources import CONFIGMAPS, DEPLOYMENTS, NODES, PODS, SERVICES, Resource
 from informers.testing.apiserver._patch import (
     JSON_PATCH,
     MERGE_PATCH,
@@ -21,6 +20,7 @@ from informers.testing.apiserver._patch import (
     json_equal,
     merge_patch,
 )
+from informers.wire.resources import CONFIGMAPS, DEPLOYMENTS, NODES, PODS, SERVICES, Resource
 
 WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
 

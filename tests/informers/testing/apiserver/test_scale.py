@@ -10,14 +10,14 @@ import pytest
 import urllib3
 from kubernetes import client
 
-from informers.resources import (
+from informers.testing import ApiServer
+from informers.wire.resources import (
     DEPLOYMENTS,
     REPLICASETS,
     REPLICATIONCONTROLLERS,
     STATEFULSETS,
     Resource,
 )
-from informers.testing import ApiServer
 
 TEMPLATE = {
     "metadata": {"labels": {"app": "web"}},

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from informers.resources import (
+from informers.testing.apiserver._table import human_duration, to_table
+from informers.wire.resources import (
     BUILTIN_RESOURCES,
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -21,7 +22,6 @@ from informers.resources import (
     SERVICES,
     Resource,
 )
-from informers.testing.apiserver._table import human_duration, to_table
 
 NOW = datetime.datetime(2026, 1, 2, 12, 0, 0, tzinfo=datetime.UTC)
 

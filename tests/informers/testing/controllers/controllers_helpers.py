@@ -6,11 +6,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from informers.factory import SharedInformerFactory
-from informers.informer import ResourceEventHandlerFuncs
-from informers.resources import Resource
+from informers.cache.factory import SharedInformerFactory
+from informers.cache.informer import ResourceEventHandlerFuncs
 from informers.testing import ApiServer
 from informers.testing.controllers import ControllerManager
+from informers.wire.resources import Resource
 
 WAIT = 30.0
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from controllers_helpers import Cluster
 
-from informers.resources import DEPLOYMENTS, PODS, REPLICASETS
 from informers.testing import ApiServer
 from informers.testing.apiserver._kubeconfig import write_kubeconfig
 from informers.testing.controllers import REVISION_ANNOTATION, ControllerManager
+from informers.wire.resources import DEPLOYMENTS, PODS, REPLICASETS
 
 pytestmark = pytest.mark.kubectl
 

@@ -10,9 +10,9 @@ import pytest
 from kubernetes import client
 
 from informers.errors import ApiError
-from informers.resources import CONFIGMAPS, NAMESPACES
 from informers.testing import ApiServer
 from informers.testing.controllers import JsonApi
+from informers.wire.resources import CONFIGMAPS, NAMESPACES
 
 
 @pytest.fixture

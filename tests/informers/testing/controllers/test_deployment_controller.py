@@ -7,8 +7,8 @@ from typing import Any
 from controllers_helpers import Cluster
 from kubernetes import client
 
-from informers.resources import DEPLOYMENTS, PODS, REPLICASETS
 from informers.testing.controllers import HASH_LABEL, REVISION_ANNOTATION, pod_template_hash
+from informers.wire.resources import DEPLOYMENTS, PODS, REPLICASETS
 
 
 def deployment(name: str, replicas: int, image: str = "nginx:1.25") -> dict[str, Any]:

@@ -9,12 +9,12 @@ import pytest
 from controllers_helpers import Cluster
 from kubernetes import client
 
-from informers.clock import REAL_CLOCK
-from informers.resources import DEPLOYMENTS, JOBS, NAMESPACES, NODES, PODS, REPLICASETS
 from informers.testing import ApiServer
 from informers.testing.controllers import ControllerManager
 from informers.testing.controllers.pods import DEFAULT_NODE
 from informers.testing.fake import FakeClock
+from informers.util.clock import REAL_CLOCK
+from informers.wire.resources import DEPLOYMENTS, JOBS, NAMESPACES, NODES, PODS, REPLICASETS
 
 
 def pod(name: str) -> dict[str, Any]:
@@ -225,10 +225,10 @@ def test_a_stale_cache_never_moves_a_finished_pod_back_to_running() -> None:
     # still sees the Pending version of a Job's pod the server already has
     # as Succeeded must not start it again (that made a Job's succeeded
     # count drop after it completed).
-    from informers.runtime import Request
-    from informers.store import Indexer
+    from informers.cache.store import Indexer
     from informers.testing.controllers import JsonApi
     from informers.testing.controllers.pods import PodLifecycleReconciler
+    from informers.toolkit.runtime import Request
 
     class StaleView:
         def __init__(self, obj: dict[str, Any]) -> None:
@@ -276,8 +276,7 @@ def test_a_stale_cache_never_deletes_a_dependent_that_was_just_orphaned() -> Non
     # shows the reference (and finds the owner gone) must not delete it
     # (that made test_orphan_deletion_keeps_the_dependents lose its
     # ReplicaSet in a clean-clone CI run).
-    from informers.runtime import Request
-    from informers.store import Indexer
+    from informers.cache.store import Indexer
     from informers.testing.controllers import JsonApi
     from informers.testing.controllers.api import ConflictError
     from informers.testing.controllers.garbagecollector import (
@@ -285,6 +284,7 @@ def test_a_stale_cache_never_deletes_a_dependent_that_was_just_orphaned() -> Non
         GarbageCollector,
         owner_uid_index,
     )
+    from informers.toolkit.runtime import Request
 
     class StaleView:
         def __init__(self, *objs: dict[str, Any]) -> None:

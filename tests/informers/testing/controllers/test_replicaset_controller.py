@@ -7,7 +7,7 @@ from typing import Any
 from controllers_helpers import Cluster
 from kubernetes import client
 
-from informers.resources import PODS, REPLICASETS
+from informers.wire.resources import PODS, REPLICASETS
 
 
 def replica_set(name: str, replicas: int) -> dict[str, Any]:

@@ -1,0 +1,686 @@
+"""SharedIndexInformer: one list+watch of a resource shared by many handlers.
+
+Data flow: a :class:`~informers.cache.reflector.Reflector` (its own thread) feeds a
+:class:`~informers.cache.fifo.RealFIFO`; the informer loop (one thread) pops each
+entry, applies it to the :class:`~informers.cache.store.Indexer` (a
+:class:`~informers.cache.fifo.Relist` in one atomic replace) and only then hands the
+notifications to every registered handler's listener
+(:mod:`informers.cache.registration`: its own thread and unbounded buffer, so a slow
+or failing handler never delays the others; a handler that raises is logged
+and keeps receiving events).
+
+Handlers are described in :mod:`informers.cache.handlers` (``on_add``,
+``on_update``, ``on_delete``, and the optional relist and synced hooks).
+Objects handed to handlers and readers are shared and **read-only**. The
+blinker signals of :mod:`informers.cache.signals` are one such handler, registered
+by every informer.
+
+A handler added after start is admitted by the loop between two entries (the
+loop is woken for it with :meth:`RealFIFO.wake <informers.cache.fifo.RealFIFO.wake>`,
+never with a fake entry): it first receives the cache's contents, then every
+change after them, with nothing missed or repeated.
+
+Threads: ``informer-<name>`` (the loop), ``reflector-<name>`` (list/watch),
+``reflector-<name>-stop`` and one ``listener-<name>-<n>`` per handler. All
+are joined by :meth:`SharedIndexInformer.stop`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from cachetools import LRUCache
+
+from informers.cache import signals
+from informers.cache.fifo import Delta, DeltaType, Entry, RealFIFO, Relist, TransformFunc
+from informers.cache.handlers import (
+    FilteringResourceEventHandler,
+    ResourceEventHandler,
+    ResourceEventHandlerFuncs,
+)
+from informers.cache.listbuffer import PreparedList
+from informers.cache.reflector import BackoffManager, Reflector, ReflectorConfig, WatchErrorHandler
+from informers.cache.registration import (
+    AddNotification,
+    DeferredAddNotification,
+    DeferredUpdateNotification,
+    DeleteNotification,
+    LazyNotification,
+    Notification,
+    ResourceEventHandlerRegistration,
+    SharedProcessor,
+    UpdateNotification,
+)
+from informers.cache.store import IndexedStore, Indexer
+from informers.errors import FIFOClosedError, IndexFunctionError, InformerStateError
+from informers.rest.listwatch import ListerWatcher
+from informers.util.clock import REAL_CLOCK, Clock
+from informers.wire.objects import (
+    Indexers,
+    deletion_handling_meta_namespace_key,
+    get_resource_version,
+    meta_namespace_key,
+)
+
+__all__ = [
+    "FilteringResourceEventHandler",
+    "InformerStore",
+    "ResourceEventHandler",
+    "ResourceEventHandlerFuncs",
+    "ResourceEventHandlerRegistration",
+    "SharedIndexInformer",
+    "StoreFactory",
+]
+
+log = logging.getLogger(__name__)
+
+#: Queue entries the informer loop processes per lock round trip.
+_BATCH = 64
+
+#: Key functions that key every plain-dict object as the delta queue's
+#: default (:func:`~informers.wire.objects.deletion_handling_meta_namespace_key`) does.
+_QUEUE_KEY_FUNCS = (meta_namespace_key, deletion_handling_meta_namespace_key)
+
+
+@runtime_checkable
+class InformerStore(IndexedStore, Protocol):
+    """The cache an informer writes: an :class:`~informers.cache.store.IndexedStore`
+    plus the keyed layer the informer loop writes through (one key
+    computation and one lock per change), as :class:`~informers.cache.store.Indexer`
+    and :class:`~informers.cache.compact.CompactStore` provide it. Every method is
+    thread-safe; the contracts are :class:`~informers.cache.store.ThreadSafeStore`'s.
+    """
+
+    def __len__(self) -> int:
+        """How many objects are stored."""
+
+    def key_of(self, obj: Any) -> str:
+        """The key of ``obj``; raises :class:`~informers.ObjectKeyError`."""
+
+    def upsert(self, key: str, obj: Any) -> Any | None:
+        """Store ``obj`` under ``key``; the object it replaced, or ``None``."""
+
+    def delete_key(self, key: str) -> Any | None:
+        """Remove and return the object under ``key`` (``None``: none)."""
+
+    def get_many(self, keys: Iterable[str]) -> list[Any | None]:
+        """The objects under ``keys`` (``None`` where absent), one snapshot."""
+
+    def replace_items(self, items: dict[str, Any], resource_version: str = "") -> None:
+        """Make ``items`` (key -> object, ownership passes) the whole content."""
+
+
+# A store may also offer, as CompactStore does, ``new_list_buffer(transform)``
+# and ``replace_prepared(prepared, rv) -> previous(key)``: the informer then
+# has lists collected in the store's own form and applies them through it
+# (see informers.cache.listbuffer). Optional, so they are not in the protocol.
+
+
+class StoreFactory(Protocol):
+    """Builds an informer's cache: called once, with keywords only, as
+    ``factory(indexers=..., on_index_error=...)``. The
+    :class:`~informers.cache.store.Indexer` class itself (the default) and
+    :class:`~informers.cache.compact.CompactStore` are store factories, and so is a
+    :func:`functools.partial` of either with more options."""
+
+    def __call__(
+        self, *, indexers: Indexers, on_index_error: Callable[[IndexFunctionError], None]
+    ) -> InformerStore: ...
+
+
+class SharedIndexInformer:
+    """Keeps an :class:`~informers.cache.store.Indexer` of one resource in sync and
+    delivers its changes to any number of handlers.
+
+    :param lister_watcher: where objects come from (e.g.
+        :class:`~informers.rest.listwatch.HTTPListerWatcher`).
+    :param indexers: initial indexes of the cache.
+    :param resync_period: default resync period of handlers, seconds (0 = never).
+        Resync replays the cache to due handlers as updates; it never re-lists.
+    :param name: used in thread names and logs (e.g. the resource name).
+    :param reflector_config: tunables of the reflector (paging, watch-list, timeouts).
+    :param clock: time source (tests inject a FakeClock).
+    :param backoff: the reflector's retry backoff (default 0.8 s to 30 s).
+    :param store: builds the cache (a :class:`StoreFactory`; default
+        :class:`~informers.cache.store.Indexer`). ``store=CompactStore`` keeps the
+        objects encoded (:mod:`informers.cache.compact`, for very large caches).
+        A store that offers list buffers (``new_list_buffer`` and
+        ``replace_prepared``, as :class:`~informers.cache.compact.CompactStore`
+        does) gets every list collected in its own form, page by page, and
+        its relists' notifications decoded only as handlers receive them
+        (:mod:`informers.cache.listbuffer`): a list never exists decoded in full.
+        Objects are stored under the store's own keys: with the default key
+        function (``meta_namespace_key``; the store's ``key_func``) the loop
+        reuses the keys the delta queue computed, and a store built with a
+        key function of its own (``functools.partial(Indexer, key_func=...)``)
+        keys every object itself.
+
+    Lifecycle: configure (``add_indexers``, ``set_transform``,
+    ``set_watch_error_handler``, ``add_event_handler``), then :meth:`start`
+    (threads) or :meth:`run` (blocks until ``stop`` is set), then
+    :meth:`stop`. An informer runs once. Every method is thread-safe.
+    """
+
+    def __init__(
+        self,
+        lister_watcher: ListerWatcher,
+        *,
+        indexers: Indexers | None = None,
+        resync_period: float = 0.0,
+        name: str = "",
+        reflector_config: ReflectorConfig | None = None,
+        clock: Clock = REAL_CLOCK,
+        backoff: BackoffManager | None = None,
+        store: StoreFactory | None = None,
+    ) -> None:
+        self.name = name or (
+            getattr(getattr(lister_watcher, "resource", None), "plural", "") or "informer"
+        )
+        # Never change after construction:
+        self._lw = lister_watcher
+        if store is not None and not callable(store):
+            raise TypeError(
+                "store= takes a store factory (e.g. CompactStore, or functools.partial("
+                f"CompactStore, ...)), not a {type(store).__name__}"
+            )
+        make_store: StoreFactory = Indexer if store is None else store
+        self._indexer: InformerStore = make_store(
+            indexers=dict(indexers or {}), on_index_error=self._index_function_failed
+        )
+        # Whether the store keys a plain-dict object as the delta queue does
+        # (the default key functions agree on those): the loop then writes
+        # such objects under the queue's keys instead of keying them again.
+        # A store with a key function of its own (or none it tells) keys them
+        # itself.
+        self._queue_keys = getattr(self._indexer, "key_func", None) in _QUEUE_KEY_FUNCS
+        # The store's list buffers, when it offers them (see informers.cache.listbuffer).
+        self._replace_prepared: Callable[[Any, str], Callable[[str], Any]] | None = getattr(
+            self._indexer, "replace_prepared", None
+        )
+        self._list_buffers = (
+            getattr(self._indexer, "new_list_buffer", None)
+            if self._replace_prepared is not None
+            else None
+        )
+        self._default_resync = resync_period
+        config = reflector_config or ReflectorConfig(description=self.name)
+        if config.paginate_lists is None and self._list_buffers is not None:
+            # The store collects lists page by page: have them arrive so.
+            config = dataclasses.replace(config, paginate_lists=True)
+        self._reflector_config = config
+        self._clock = clock
+        self._backoff = backoff
+        self._stop_event = threading.Event()
+        self._synced_event = threading.Event()  # set by the loop, once
+        # Used by the loop thread only (the one caller of _index_function_failed):
+        self._index_failures: LRUCache[tuple[str, str], bool] = LRUCache(maxsize=10_000)
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        # Loop iterations finished (a batch of entries, or an admission);
+        # wait_idle waits for it to move. Written by the loop thread alone,
+        # without the lock; read under it (see _progressed: no lost wake-up).
+        self._progress = 0
+        # The highest resourceVersion applied to the store (a relist's, or a
+        # watch event's; resyncs do not move it): written by the loop thread
+        # alone, read by wait_for_resource_version like _progress.
+        self._applied_rv = -1
+        # --- guarded by _lock -------------------------------------------------
+        self._idle_waiters = 0  # threads in wait_idle(); read by the loop without the lock
+        # The reflector's resync check period: the shortest handler period
+        # before start, fixed once started.
+        self._resync_check = resync_period
+        self._transform: TransformFunc | None = None
+        self._error_handler: WatchErrorHandler | None = None
+        self._started = False
+        self._stopped = False
+        self._threads: list[threading.Thread] = []
+        self._fifo: RealFIFO | None = None
+        self._reflector: Reflector | None = None
+        # ----------------------------------------------------------------------
+        # The registrations, their threads and resync schedule (its own lock).
+        self._processor = SharedProcessor(self.name, clock, self._wake_loop)
+        self._bridge = self._processor.add(
+            signals.SignalBridge(self), 0.0, gate=signals.has_event_receivers
+        )
+
+    def __repr__(self) -> str:
+        return f"<SharedIndexInformer {self.name}>"
+
+    # ------------------------------------------------------------------ configuration
+
+    def add_event_handler(
+        self,
+        handler: ResourceEventHandler,
+        resync_period: float | None = None,
+        *,
+        deliver_existing: bool = True,
+    ) -> ResourceEventHandlerRegistration:
+        """Register a handler; returns its registration. Added after start,
+        it first receives the current contents (``is_in_initial_list=True``)
+        unless ``deliver_existing`` is False (then it receives only the changes
+        from its admission on, and is synced once admitted after the informer
+        synced). ``resync_period`` defaults to the informer's; after start it
+        cannot be shorter than the informer's resync check period."""
+        period = self._default_resync if resync_period is None else resync_period
+        with self._lock:
+            if self._stopped:
+                raise InformerStateError(f"{self.name}: the informer was stopped")
+            if period > 0:
+                if self._started:
+                    period = max(period, self._resync_check) if self._resync_check > 0 else 0.0
+                elif self._resync_check <= 0 or period < self._resync_check:
+                    self._resync_check = period
+        return self._processor.add(handler, period, deliver_existing=deliver_existing)
+
+    def add_indexers(self, indexers: Indexers) -> None:
+        """Add indexes to the cache (also after start). Raises
+        :class:`~informers.IndexFunctionError` (adding nothing) when a new
+        index function fails on an object already cached.
+
+        Once added, an index function that fails on an incoming object does
+        not stop it from being cached: the object is stored, indexed under no
+        value in that index, and the failure is logged as an error naming the
+        index and the object's key (as :class:`~informers.Indexer` does with
+        ``on_index_error``) -- once per object and index; repeats (every
+        resync would repeat it) are logged at debug level."""
+        self._indexer.add_indexers(indexers)
+
+    def _index_function_failed(self, error: IndexFunctionError) -> None:
+        # Called on the informer loop thread only. Every resync and relist
+        # would repeat the same failure: an error once per (index, key),
+        # remembered in a bounded cache, then debug lines.
+        seen = (error.index_name, error.key)
+        repeated = seen in self._index_failures
+        self._index_failures[seen] = True
+        cause = error.__cause__
+        log.log(
+            logging.DEBUG if repeated else logging.ERROR,
+            "%s: %s; the object is cached, but not in index %r",
+            self.name,
+            error,
+            error.index_name,
+            exc_info=None
+            if repeated or cause is None
+            else (type(cause), cause, cause.__traceback__),
+        )
+
+    def set_transform(self, transform: TransformFunc | None) -> None:
+        """Set a function applied once to every incoming object before it is
+        cached (never to tombstones). Only before start."""
+        with self._lock:
+            if self._started:
+                raise InformerStateError(f"{self.name}: set_transform after start")
+            self._transform = transform
+
+    def set_watch_error_handler(self, handler: WatchErrorHandler | None) -> None:
+        """Called as ``handler(reflector, error)`` for every list/watch error.
+        Only before start."""
+        with self._lock:
+            if self._started:
+                raise InformerStateError(f"{self.name}: set_watch_error_handler after start")
+            self._error_handler = handler
+
+    # ------------------------------------------------------------------ reading
+
+    def get_store(self) -> InformerStore:
+        """The cache (read it; never write to it)."""
+        return self._indexer
+
+    def get_indexer(self) -> InformerStore:
+        """The cache with its indexes (same object as :meth:`get_store`)."""
+        return self._indexer
+
+    def has_synced(self) -> bool:
+        """Whether the first full list has been applied to the cache."""
+        return self._synced_event.is_set()
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        """Block until :meth:`has_synced` or ``timeout`` real seconds; returns it."""
+        return self._synced_event.wait(timeout)
+
+    def last_sync_resource_version(self) -> str:
+        """The RV the reflector last synced to ("" before start)."""
+        with self._lock:
+            reflector = self._reflector
+        return reflector.last_sync_resource_version() if reflector else ""
+
+    @property
+    def reflector(self) -> Reflector | None:
+        """The reflector, once started."""
+        with self._lock:
+            return self._reflector
+
+    def registrations(self) -> list[ResourceEventHandlerRegistration]:
+        """The handlers' registrations (not the internal signal bridge)."""
+        return [r for r in self._processor.registrations() if r is not self._bridge]
+
+    def is_stopped(self) -> bool:
+        """Whether :meth:`stop` was called."""
+        with self._lock:
+            return self._stopped
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Block until every queued entry has been applied (none is being
+        processed either), every handler added so far has been admitted, and
+        every handler is idle: the deterministic point tests compare against
+        (events still arriving from the server may make it busy again).
+        ``timeout`` is in real seconds; returns False when it passed."""
+        deadline = REAL_CLOCK.now() + timeout
+        with self._lock:
+            fifo = self._fifo
+        if fifo is not None:
+            while True:
+                with self._cond:
+                    if self._stopped:
+                        break
+                    seen = self._progress
+                # Read after ``seen``: progress made since is not missed.
+                if fifo.pending() == 0 and not self._processor.has_joining():
+                    break
+                if not self._wait_progress(seen, deadline):
+                    return False
+        for reg in self._processor.registrations():
+            if not reg.wait_idle(max(0.0, deadline - REAL_CLOCK.now())):
+                return False
+        return True
+
+    def applied_resource_version(self) -> str:
+        """The highest resourceVersion the store has applied so far (a list's
+        or a watch event's, bookmarks included): ``""`` before the first list.
+        What a write returned is in the cache once this reached its
+        resourceVersion (see :meth:`wait_for_resource_version`)."""
+        rv = self._applied_rv
+        return str(rv) if rv >= 0 else ""
+
+    def wait_for_resource_version(
+        self,
+        target: str | int | Mapping[str, Any],
+        timeout: float = 10.0,
+        *,
+        handler: ResourceEventHandlerRegistration | None = None,
+    ) -> bool:
+        """Read-your-writes: block until the store has applied everything up
+        to ``target`` -- a resourceVersion, or an object as a write returned
+        it (its ``metadata.resourceVersion``) -- and, with ``handler`` (a
+        registration of this informer), until that handler has also returned
+        from every notification up to it.
+
+        Event-driven (no polling). ``timeout`` is in real seconds; returns
+        False when it passed, the informer stopped first, or ``target`` has
+        no numeric resourceVersion. A write that the informer does not see
+        (another namespace, a selector that excludes it) is covered by the
+        next bookmark or event after it, so prefer a target the informer
+        watches. Thread-safe; never call it from a handler of this informer
+        (the handler would wait for itself).
+        """
+        if isinstance(target, Mapping):
+            target = get_resource_version(target)
+        text = str(target)
+        if not (text.isdigit() and text.isascii()):
+            return False
+        want = int(text)
+        deadline = REAL_CLOCK.now() + timeout
+        while self._applied_rv < want:
+            with self._cond:
+                if self._stopped:
+                    return False
+                seen = self._progress
+            # Read after ``seen``: an entry applied since is not missed.
+            if self._applied_rv >= want:
+                break
+            if not self._wait_progress(seen, deadline):
+                return False
+        if handler is None:
+            return True
+        # Every notification up to ``want`` was handed to the handler before
+        # the loop moved on: wait until it returned from all handed out so far.
+        return handler.wait_handled(handler.handed_out, max(0.0, deadline - REAL_CLOCK.now()))
+
+    def _wait_progress(self, seen: int, deadline: float) -> bool:
+        """Wait until the loop moved on from ``seen`` (or stop, or deadline)."""
+        with self._cond:
+            self._idle_waiters += 1
+            try:
+                return self._cond.wait_for(
+                    lambda: self._progress != seen or self._stopped,
+                    max(0.0, deadline - REAL_CLOCK.now()),
+                )
+            finally:
+                self._idle_waiters -= 1
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Start the reflector, the loop and the listeners on their threads."""
+        with self._lock:
+            if self._started:
+                raise InformerStateError(f"{self.name}: already started")
+            self._started = True
+            transform = self._transform
+            handler = self._error_handler
+            resync_check = self._resync_check
+        fifo = RealFIFO(
+            known_objects=self._indexer, transform=transform, list_buffer=self._list_buffers
+        )
+        reflector = Reflector(
+            self._lw,
+            fifo,
+            config=self._reflector_config,
+            name=f"reflector-{self.name}",
+            resync_period=resync_check,
+            should_resync=self._processor.should_resync,
+            watch_error_handler=handler,
+            clock=self._clock,
+            backoff=self._backoff,
+        )
+        loop = threading.Thread(target=self._loop, args=(fifo,), name=f"informer-{self.name}")
+        refl = threading.Thread(
+            target=reflector.run, args=(self._stop_event,), name=f"reflector-{self.name}"
+        )
+        loop.daemon = refl.daemon = True
+        with self._lock:
+            self._fifo = fifo
+            self._reflector = reflector
+            self._threads = [refl, loop]
+        # From here on, handlers join (the loop admits them).
+        self._processor.start()
+        loop.start()
+        refl.start()
+        log.info("%s: informer started", self.name)
+
+    def run(self, stop: threading.Event) -> None:
+        """Start, block until ``stop`` is set, then :meth:`stop`."""
+        self.start()
+        try:
+            self._clock.wait(stop, None)
+        finally:
+            self.stop()
+
+    def stop(self, timeout: float | None = 10.0) -> None:
+        """Stop every thread and join them (each join waits up to ``timeout``
+        seconds). A list or watch request in flight is aborted when the
+        lister-watcher supports it (:meth:`HTTPListerWatcher.abortable
+        <informers.rest.listwatch.HTTPListerWatcher.abortable>`), so the
+        reflector thread ends at once. Idempotent."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            self._cond.notify_all()
+            threads = self._threads
+            fifo = self._fifo
+        self._stop_event.set()
+        if fifo is not None:
+            fifo.close()
+        for t in threads:
+            t.join(timeout)
+        self._processor.stop()
+        log.info("%s: informer stopped", self.name)
+
+    # ------------------------------------------------------------------ the loop
+
+    def _wake_loop(self) -> None:
+        # A handler joined after start: the loop admits it between entries.
+        with self._lock:
+            fifo = self._fifo
+        if fifo is not None:
+            fifo.wake()
+
+    def _loop(self, fifo: RealFIFO) -> None:
+        processor = self._processor
+        while True:
+            if processor.has_joining() and processor.admit_joining(
+                self._indexer.list, self._synced_event.is_set(), fifo.last_resource_version()
+            ):
+                self._progressed()
+            # Several entries per wake-up, each processed exactly as one pop().
+            try:
+                fifo.pop_batch(self._process, _BATCH, process_delta=self._process_delta)
+            except FIFOClosedError:
+                return
+            except Exception:
+                # A handler's notification cannot raise here (listeners run on
+                # their own threads) and index functions that fail are logged
+                # by _index_function_failed: what is left is a key function
+                # failing, or a bug. The store is left as it was.
+                log.exception(
+                    "%s: applying a queue entry failed; the cache misses that change", self.name
+                )
+            self._progressed()
+
+    def _progressed(self) -> None:
+        # Lock-free unless someone waits: the loop writes _progress, then
+        # reads _idle_waiters; wait_idle raises _idle_waiters, then reads
+        # _progress (both under the GIL's sequential consistency), so at least
+        # one of them sees the other's write: a waiter either finds the
+        # progress made or is notified.
+        self._progress += 1
+        if self._idle_waiters:
+            with self._cond:
+                self._cond.notify_all()
+
+    def _process(self, entry: Entry, is_in_initial_list: bool) -> None:
+        """Applies a relist (pop_batch hands an entry of one delta to
+        :meth:`_process_delta` instead)."""
+        if type(entry) is not Relist:
+            raise TypeError(f"{self.name}: a single delta reached the relist path")
+        if self._replace_prepared is not None and isinstance(entry.objects, PreparedList):
+            self._apply_prepared_relist(entry, is_in_initial_list, self._replace_prepared)
+        else:
+            self._apply_relist(entry, is_in_initial_list)
+        rv = entry.resource_version
+        if rv.isdigit() and rv.isascii():
+            self._applied_rv = max(self._applied_rv, int(rv))
+        if not self._synced_event.is_set():
+            self._first_synced()
+
+    def _process_delta(self, delta: Delta, key: str, initial: bool) -> None:
+        """Applies an entry of one delta, whose object the queue keyed as
+        ``key``. A plain-dict object (every watch event's) is written under
+        that key when the store keys as the queue does (``_queue_keys``, as
+        :meth:`_apply_relist` relies on too); anything else is keyed by the
+        store. One key computation (at most) and one lock for the read and
+        the write."""
+        kind = delta.type
+        obj = delta.object
+        indexer = self._indexer
+        if kind is DeltaType.BOOKMARK:
+            rv = obj
+        elif kind is DeltaType.DELETED:
+            indexer.delete(obj)
+            self._processor.distribute(DeleteNotification(obj))
+            rv = get_resource_version(obj)
+        else:
+            if type(obj) is not dict or not self._queue_keys:
+                key = indexer.key_of(obj)
+            old = indexer.upsert(key, obj)
+            if old is None:
+                self._processor.distribute(AddNotification(obj, initial))
+            else:
+                self._processor.distribute(UpdateNotification(old, obj), kind is DeltaType.SYNC)
+            rv = "" if kind is DeltaType.SYNC else get_resource_version(obj)
+        if rv.isdigit() and rv.isascii():
+            self._applied_rv = max(self._applied_rv, int(rv))
+        if kind is DeltaType.BOOKMARK and not self._synced_event.is_set():
+            self._first_synced()
+
+    def _first_synced(self) -> None:
+        # Entries are applied in order by this one thread: once the first
+        # relist (or bookmark) is applied, so is everything queued before it.
+        self._synced_event.set()
+        log.info("%s: synced (%d objects)", self.name, len(self._indexer))
+        self._processor.distribute_synced()
+
+    def _apply_relist(self, relist: Relist, initial: bool) -> None:
+        objects = relist.objects
+        # The queue's keys of plain-dict objects are reused when the store
+        # keys those as the queue does (_queue_keys); anything else is keyed
+        # by the store itself (raising ObjectKeyError as get() would).
+        key_of = self._indexer.key_of
+        if self._queue_keys:
+            keys = [
+                key if type(obj) is dict else key_of(obj)
+                for key, obj in zip(relist.keys, objects, strict=True)
+            ]
+        else:
+            keys = [key_of(obj) for obj in objects]
+        olds = self._indexer.get_many(keys)
+        # Parallel lists (no tuple per object): the notification, and whether
+        # it is a resync (same resource version as the cached object).
+        notes: list[Notification] = []
+        syncs: list[bool] = []
+        add_note, add_sync = notes.append, syncs.append
+        for obj, old in zip(objects, olds, strict=True):
+            if old is None:
+                add_note(AddNotification(obj, initial))
+                add_sync(False)
+            else:
+                add_note(UpdateNotification(old, obj))
+                add_sync(get_resource_version(old) == get_resource_version(obj) != "")
+        for tombstone in relist.deleted:
+            add_note(DeleteNotification(tombstone))
+            add_sync(False)
+        # Later duplicates win, as in Indexer.replace.
+        self._indexer.replace_items(dict(zip(keys, objects, strict=True)), relist.resource_version)
+        self._processor.distribute_relist(notes, syncs, relist.resource_version)
+
+    def _apply_prepared_relist(
+        self,
+        relist: Relist,
+        initial: bool,
+        replace_prepared: Callable[[Any, str], Callable[[str], Any]],
+    ) -> None:
+        """A relist collected by the store's list buffer: the store adopts it
+        as it is (atomically), then each notification is made as it is
+        handed out, its objects decoded only when a handler receives them --
+        the same notifications, in the same order, as :meth:`_apply_relist`
+        makes, without ever holding the list decoded."""
+        prepared = relist.objects
+        assert isinstance(prepared, PreparedList)
+        previous = replace_prepared(prepared, relist.resource_version)
+
+        def notes(need_sync: bool) -> Iterator[tuple[LazyNotification, bool]]:
+            for i, key in enumerate(prepared.keys):
+                new = prepared.deferred(i)
+                old = previous(key)
+                if old is None:
+                    yield DeferredAddNotification(new, initial), False
+                else:
+                    # A resync when the resource version did not move: known
+                    # from equal blobs (an object the relist left unchanged)
+                    # or else from the old object, decoded for that alone.
+                    rv = prepared.resource_version(i)
+                    is_sync = need_sync and (
+                        rv != ""
+                        if old.same_source(new)
+                        else get_resource_version(old.peek()) == rv != ""
+                    )
+                    yield DeferredUpdateNotification(old, new), is_sync
+            for tombstone in relist.deleted:
+                yield DeleteNotification(tombstone), False
+
+        self._processor.distribute_relist_lazily(notes, relist.resource_version)

@@ -1,0 +1,627 @@
+"""Handler registrations: one listener thread and buffer per handler, and the
+:class:`SharedProcessor` that hands an informer's notifications to them.
+
+A :class:`ResourceEventHandlerRegistration` is what
+:meth:`SharedIndexInformer.add_event_handler
+<informers.cache.informer.SharedIndexInformer.add_event_handler>` returns: its
+handler's own thread (``listener-<informer>-<n>``) and unbounded buffer, so a
+slow or failing handler never delays the informer or another handler. A
+handler that raises is logged (kind, key, resource version; never the object)
+and keeps receiving events.
+
+The :class:`SharedProcessor` is the informer's side (client-go's
+``sharedProcessor``): it holds the registrations, admits handlers added after
+start (current contents first, flagged ``is_in_initial_list``), decides which
+are due for a resync, and distributes each notification -- an
+:class:`AddNotification`, :class:`UpdateNotification` or
+:class:`DeleteNotification` -- to every registration's buffer, a relist
+wrapped in the handlers' relist hooks (see :mod:`informers.cache.handlers`).
+
+Threads: the informer loop is the one producer (it alone calls
+:meth:`SharedProcessor.distribute`, :meth:`~SharedProcessor.distribute_relist`,
+:meth:`~SharedProcessor.distribute_synced` and
+:meth:`~SharedProcessor.admit_joining`); every other method may be called from
+any thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from informers.cache.handlers import ResourceEventHandler
+from informers.cache.listbuffer import Deferred
+from informers.errors import InformerStateError
+from informers.util.clock import Clock
+from informers.wire.objects import (
+    DeletedFinalStateUnknown,
+    deletion_handling_meta_namespace_key,
+    get_resource_version,
+)
+
+__all__ = [
+    "AddNotification",
+    "DeferredAddNotification",
+    "DeferredUpdateNotification",
+    "DeleteNotification",
+    "Notification",
+    "ResourceEventHandlerRegistration",
+    "SharedProcessor",
+    "UpdateNotification",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class AddNotification:
+    """``on_add(obj, is_in_initial_list)``. Not frozen (cheaper to make);
+    never mutated once handed over."""
+
+    obj: Any
+    is_in_initial_list: bool
+
+
+@dataclass(slots=True)
+class UpdateNotification:
+    """``on_update(old, new)``."""
+
+    old: Any
+    new: Any
+
+
+@dataclass(slots=True)
+class DeleteNotification:
+    """``on_delete(obj)``; ``obj`` may be a tombstone."""
+
+    obj: Any
+
+
+#: What the informer distributes to its registrations.
+Notification = AddNotification | UpdateNotification | DeleteNotification
+
+
+class DeferredAddNotification:
+    """``on_add(obj, is_in_initial_list)`` with the object decoded only when
+    a handler receives it (a relist prepared by the cache, see
+    :mod:`informers.cache.listbuffer`): the decoded object lives as long as the
+    notification, that is until every handler given it has received it."""
+
+    __slots__ = ("deferred", "is_in_initial_list")
+
+    def __init__(self, deferred: Deferred, is_in_initial_list: bool) -> None:
+        self.deferred = deferred
+        self.is_in_initial_list = is_in_initial_list
+
+    @property
+    def obj(self) -> Any:
+        """The object (decoded on first use)."""
+        return self.deferred.get()
+
+
+class DeferredUpdateNotification:
+    """``on_update(old, new)`` with both decoded only when a handler
+    receives it (see :class:`DeferredAddNotification`)."""
+
+    __slots__ = ("deferred_new", "deferred_old")
+
+    def __init__(self, old: Deferred, new: Deferred) -> None:
+        self.deferred_old = old
+        self.deferred_new = new
+
+    @property
+    def old(self) -> Any:
+        """The object replaced (decoded on first use)."""
+        return self.deferred_old.get()
+
+    @property
+    def new(self) -> Any:
+        """The new object (decoded on first use)."""
+        return self.deferred_new.get()
+
+
+#: A notification of a prepared relist (see
+#: :meth:`SharedProcessor.distribute_relist_lazily`).
+LazyNotification: TypeAlias = Notification | DeferredAddNotification | DeferredUpdateNotification
+
+
+@dataclass(slots=True)
+class _RelistBegin:
+    resource_version: str
+
+
+@dataclass(slots=True)
+class _RelistEnd:
+    resource_version: str
+
+
+class _Synced:
+    """The informer synced and this listener got all of its initial list."""
+
+
+_SYNCED = _Synced()
+_STOP = object()
+
+#: How a log line names what a handler raised on.
+_WHAT: dict[type, str] = {
+    AddNotification: "add",
+    UpdateNotification: "update",
+    DeleteNotification: "delete",
+    DeferredAddNotification: "add",
+    DeferredUpdateNotification: "update",
+    _RelistBegin: "relist begin",
+    _RelistEnd: "relist end",
+    _Synced: "synced",
+}
+
+
+def _describe(obj: Any) -> str:
+    """``key (rv N)`` of an object, for a log line (never the object)."""
+    try:
+        key = deletion_handling_meta_namespace_key(obj)
+    except Exception:  # noqa: BLE001 - only for a log line
+        key = "?"
+    target = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+    rv = get_resource_version(target) if isinstance(target, Mapping) else ""
+    return f"{key} (rv {rv or '?'})"
+
+
+#: At most this many notifications are handled between two updates of a
+#: registration's count of handled notifications.
+_RUN = 64
+
+
+class ResourceEventHandlerRegistration:
+    """One handler added to an informer: its listener thread and buffer.
+
+    ``has_synced()`` is true once the informer synced and this handler
+    returned from every call of its initial list (the ``on_synced`` hook, if
+    the handler has one, runs right after it turned true). ``remove()`` stops
+    delivery and joins the thread. ``deliver_existing`` is False for a
+    registration that skipped the replay of the cache when it was added after
+    start. Thread-safe; never made directly (see
+    :meth:`SharedProcessor.add`).
+    """
+
+    def __init__(
+        self,
+        processor: SharedProcessor,
+        handler: ResourceEventHandler,
+        resync_period: float,
+        name: str,
+        *,
+        deliver_existing: bool = True,
+        gate: Callable[[], bool] | None = None,
+    ) -> None:
+        self.handler = handler
+        self.resync_period = resync_period
+        self.name = name
+        self.deliver_existing = deliver_existing
+        # Never change after construction:
+        self._processor = processor
+        self._gate = gate
+        self._relist_begin: Callable[[str], object] | None = getattr(
+            handler, "on_relist_begin", None
+        )
+        self._relist_end: Callable[[str], object] | None = getattr(handler, "on_relist_end", None)
+        self._on_synced: Callable[[], object] | None = getattr(handler, "on_synced", None)
+        self._has_relist_hooks = self._relist_begin is not None or self._relist_end is not None
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        # Written only by the informer loop (the one producer), read anywhere:
+        # notifications put so far (a GIL-atomic int; _done catches up with it).
+        self._puts = 0
+        self._cond = threading.Condition()
+        # --- guarded by _cond ---------------------------------------------------
+        #: Notifications handled (written by the listener thread, which counts
+        #: them in runs: see _run).
+        self._done = 0
+        self._handled_waiters = 0  # threads in wait_handled()
+        self._idle_waiters = 0  # threads in wait_idle()
+        self._synced = False
+        self._removed = False
+        self._thread: threading.Thread | None = None
+        # ------------------------------------------------------------------------
+
+    # producer side (the informer loop, through the processor)
+    def _put(self, item: object) -> None:
+        self._puts += 1
+        self._queue.put(item)
+
+    def _start(self) -> None:
+        thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        with self._cond:
+            self._thread = thread
+        thread.start()
+
+    def _stop(self) -> None:
+        """Stop the thread after what is buffered; join it unless called on it."""
+        with self._cond:
+            thread = self._thread
+        self._queue.put(_STOP)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    def _on_own_thread(self) -> bool:
+        with self._cond:
+            return self._thread is threading.current_thread()
+
+    def _run(self) -> None:
+        # Notifications are handled in runs: what is buffered, up to _RUN at a
+        # time, then _done is advanced once (one lock, and a notify only when
+        # someone waits). A run ends early once a wait_handled() caller is
+        # seen (it reads the counts under the lock, so one that starts
+        # waiting mid-run is woken by the run's end at the latest).
+        get, get_nowait = self._queue.get, self._queue.get_nowait
+        while True:
+            item = get()
+            if item is _STOP:
+                return
+            handled = 0
+            stopping = False
+            try:
+                while True:
+                    handled += 1  # counted even if the handler raises (as BaseException)
+                    self._deliver(item)
+                    if handled >= _RUN or self._handled_waiters:
+                        break
+                    try:
+                        item = get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is _STOP:
+                        stopping = True
+                        break
+            finally:
+                with self._cond:
+                    self._done += handled
+                    if self._handled_waiters or (self._idle_waiters and self._done >= self._puts):
+                        self._cond.notify_all()
+            if stopping:
+                return
+
+    def _deliver(self, item: object) -> None:
+        handler = self.handler
+        try:
+            if type(item) is AddNotification:
+                handler.on_add(item.obj, item.is_in_initial_list)
+            elif type(item) is UpdateNotification:
+                handler.on_update(item.old, item.new)
+            elif type(item) is DeleteNotification:
+                handler.on_delete(item.obj)
+            elif type(item) is DeferredAddNotification:
+                handler.on_add(item.deferred.get(), item.is_in_initial_list)
+            elif type(item) is DeferredUpdateNotification:
+                handler.on_update(item.deferred_old.get(), item.deferred_new.get())
+            elif type(item) is _RelistBegin:
+                if self._relist_begin is not None:
+                    self._relist_begin(item.resource_version)
+            elif type(item) is _RelistEnd:
+                if self._relist_end is not None:
+                    self._relist_end(item.resource_version)
+            elif type(item) is _Synced:
+                with self._cond:
+                    self._synced = True
+                    self._cond.notify_all()
+                if self._on_synced is not None:
+                    self._on_synced()
+        except Exception:
+            obj = getattr(item, "obj", None) or getattr(item, "new", None)
+            log.exception(
+                "%s: handler %s raised on %s of %s",
+                self._processor.name,
+                type(handler).__name__,
+                _WHAT.get(type(item), "?"),
+                _describe(obj) if obj is not None else "the informer",
+            )
+
+    # consumer-facing
+    def has_synced(self) -> bool:
+        """Whether this handler has processed its whole initial list."""
+        with self._cond:
+            return self._synced
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        """Block until :meth:`has_synced` (or removal) or ``timeout`` real
+        seconds; returns :meth:`has_synced`."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._synced or self._removed, timeout) and (
+                self._synced
+            )
+
+    def pending(self) -> int:
+        """Notifications buffered or being handled right now (the handled
+        ones are counted in runs of up to 64, so this may lag that far
+        behind while the handler is busy; it is exact once the handler is
+        idle)."""
+        with self._cond:
+            return max(0, self._puts - self._done)
+
+    @property
+    def handed_out(self) -> int:
+        """How many notifications were handed to this registration so far."""
+        return self._puts
+
+    def wait_handled(self, count: int, timeout: float | None = None) -> bool:
+        """Block until the handler has returned from the first ``count``
+        notifications handed to it (or the registration was removed), or
+        ``timeout`` real seconds; unlike :meth:`wait_idle`, later
+        notifications do not hold it up."""
+        with self._cond:
+            self._handled_waiters += 1
+            try:
+                return self._cond.wait_for(
+                    lambda: self._done >= count or self._removed, timeout
+                ) and not (self._removed and self._done < count)
+            finally:
+                self._handled_waiters -= 1
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until the buffer is empty and the handler is not running (or
+        the registration was removed), or ``timeout`` real seconds."""
+        with self._cond:
+            self._idle_waiters += 1
+            try:
+                return self._cond.wait_for(
+                    lambda: self._done >= self._puts or self._removed, timeout
+                )
+            finally:
+                self._idle_waiters -= 1
+
+    def remove(self) -> None:
+        """Stop delivering to this handler and join its thread (called from
+        the handler itself, the thread ends once the handler returns, and the
+        informer joins it when it stops). Idempotent."""
+        self._processor.remove(self)
+        with self._cond:
+            self._removed = True
+            self._cond.notify_all()
+
+    def __repr__(self) -> str:
+        return f"<ResourceEventHandlerRegistration {self.name}>"
+
+
+class SharedProcessor:
+    """The registrations of one informer and the hand-off of its
+    notifications to them (see the module documentation).
+
+    ``name`` names the informer in thread names and logs; ``clock`` times the
+    resyncs; ``on_join()`` is called (outside the lock) after a handler was
+    added to a started processor, to wake the informer loop that admits it.
+    """
+
+    def __init__(self, name: str, clock: Clock, on_join: Callable[[], None]) -> None:
+        self.name = name
+        self._clock = clock
+        self._on_join = on_join
+        self._counter = itertools.count()  # thread-safe in CPython
+        self._lock = threading.Lock()
+        # --- guarded by _lock -------------------------------------------------
+        # Admitted registrations. Replaced (never mutated) under the lock, so
+        # the loop's distribution reads the reference without it: a
+        # consistent snapshot, one per entry.
+        self._listeners: tuple[ResourceEventHandlerRegistration, ...] = ()
+        # Added after start, not admitted yet (thread running, buffer empty).
+        # has_joining() reads its length without the lock (see there).
+        self._joining: list[ResourceEventHandlerRegistration] = []
+        # Removed on their own listener thread: their threads are joined by stop().
+        self._retired: list[ResourceEventHandlerRegistration] = []
+        # When each admitted or joining registration with a period is next due.
+        self._next_resync: dict[ResourceEventHandlerRegistration, float] = {}
+        # The registrations the last should_resync() found due. Replaced
+        # (never mutated) under the lock; read without it, like _listeners.
+        self._syncing: frozenset[ResourceEventHandlerRegistration] = frozenset()
+        self._started = False
+        self._stopped = False
+        # ----------------------------------------------------------------------
+
+    # ------------------------------------------------------------ registrations
+
+    def add(
+        self,
+        handler: ResourceEventHandler,
+        resync_period: float,
+        *,
+        deliver_existing: bool = True,
+        gate: Callable[[], bool] | None = None,
+    ) -> ResourceEventHandlerRegistration:
+        """Register ``handler``. Before :meth:`start` it simply joins; after,
+        its thread starts at once and the informer loop admits it (see
+        :meth:`admit_joining`). ``gate()``, when given, is asked once per
+        entry whether to hand the registration that entry's notifications at
+        all (the signal bridge skips them while nothing listens). Raises
+        :class:`~informers.InformerStateError` once stopped."""
+        reg = ResourceEventHandlerRegistration(
+            self,
+            handler,
+            resync_period,
+            f"listener-{self.name}-{next(self._counter)}",
+            deliver_existing=deliver_existing,
+            gate=gate,
+        )
+        now = self._clock.now()
+        with self._lock:
+            if self._stopped:
+                raise InformerStateError(f"{self.name}: the informer was stopped")
+            started = self._started
+            if started:
+                self._joining.append(reg)
+                self._next_resync[reg] = now + resync_period
+            else:
+                self._listeners = (*self._listeners, reg)
+        if started:
+            reg._start()
+            self._on_join()
+        return reg
+
+    def remove(self, reg: ResourceEventHandlerRegistration) -> None:
+        """Stop delivering to ``reg`` and stop its thread (joined here, or by
+        :meth:`stop` when called on that thread). Idempotent."""
+        own_thread = reg._on_own_thread()
+        with self._lock:
+            self._listeners = tuple(r for r in self._listeners if r is not reg)
+            if reg in self._joining:
+                self._joining.remove(reg)
+            self._next_resync.pop(reg, None)
+            if own_thread and reg not in self._retired:
+                self._retired.append(reg)
+        reg._stop()
+
+    def registrations(self) -> list[ResourceEventHandlerRegistration]:
+        """Every registration, admitted or joining (not the removed ones)."""
+        with self._lock:
+            return [*self._listeners, *self._joining]
+
+    def has_joining(self) -> bool:
+        """Whether a handler added after start still waits to be admitted.
+
+        Reads without the lock (the informer loop asks before every batch): a
+        handler being added at that very moment may be missed, but its
+        :meth:`add` calls ``on_join`` after appending it, and that wakes the
+        loop to ask again, so it is never left waiting."""
+        return bool(self._joining)
+
+    def start(self) -> None:
+        """Start the threads of the handlers added so far; later ones join."""
+        now = self._clock.now()
+        with self._lock:
+            if self._started or self._stopped:
+                return
+            self._started = True
+            regs = self._listeners
+            for reg in regs:
+                self._next_resync[reg] = now + reg.resync_period
+        for reg in regs:
+            reg._start()
+
+    def stop(self) -> None:
+        """Stop every registration's thread after what it has buffered, and
+        join them. Idempotent; no handler can be added afterwards."""
+        with self._lock:
+            self._stopped = True
+            regs = [*self._listeners, *self._joining, *self._retired]
+            self._retired = []
+        for reg in regs:
+            reg._stop()
+
+    # ------------------------------------------------------------------- resync
+
+    def should_resync(self) -> bool:
+        """Find the registrations whose resync is due (and schedule their
+        next one); True if there are any. Sync notifications distributed
+        from then on reach only those. Called by the reflector."""
+        now = self._clock.now()
+        with self._lock:
+            due = frozenset(
+                r
+                for r in self._listeners
+                if r.resync_period > 0 and now >= self._next_resync.get(r, now)
+            )
+            for r in due:
+                self._next_resync[r] = now + r.resync_period
+            self._syncing = due
+        return bool(due)
+
+    # ------------------------------------------------------ distribution (loop)
+
+    def admit_joining(
+        self, snapshot: Callable[[], list[Any]], synced: bool, resource_version: str
+    ) -> bool:
+        """Admit the handlers added after start: each gets the current
+        contents (``snapshot()``, as initial adds, wrapped in its relist hooks)
+        unless it opted out, then ``synced`` tells whether it is synced
+        already; from then on it receives every notification. Returns whether
+        any was admitted. Only the informer loop calls this, between entries,
+        so nothing is missed or delivered twice."""
+        with self._lock:
+            joining = list(self._joining)
+        if not joining:
+            return False
+        objects = snapshot() if any(r.deliver_existing for r in joining) else []
+        for reg in joining:
+            if reg.deliver_existing:
+                self._replay(reg, objects, resource_version)
+            if synced:
+                reg._put(_SYNCED)
+        with self._lock:
+            for reg in joining:
+                if reg in self._joining:  # not removed meanwhile
+                    self._joining.remove(reg)
+                    self._listeners = (*self._listeners, reg)
+        return True
+
+    @staticmethod
+    def _replay(
+        reg: ResourceEventHandlerRegistration, objects: list[Any], resource_version: str
+    ) -> None:
+        hooks = reg._has_relist_hooks
+        if hooks:
+            reg._put(_RelistBegin(resource_version))
+        for obj in objects:
+            reg._put(AddNotification(obj, True))
+        if hooks:
+            reg._put(_RelistEnd(resource_version))
+
+    def distribute(self, note: Notification, is_sync: bool = False) -> None:
+        """Hand ``note`` to every admitted registration (a resync update,
+        ``is_sync``, only to those found due by :meth:`should_resync`)."""
+        syncing = self._syncing  # snapshots: see __init__
+        for reg in self._listeners:
+            if is_sync and reg not in syncing:
+                continue
+            gate = reg._gate
+            if gate is not None and not gate():
+                continue
+            reg._puts += 1
+            reg._queue.put(note)
+
+    def distribute_relist(
+        self, notes: list[Notification], syncs: list[bool], resource_version: str
+    ) -> None:
+        """Hand one relist's notifications to every admitted registration, in
+        order (``syncs[i]``: ``notes[i]`` is a resync update, as in
+        :meth:`distribute`), between a relist begin and end for handlers with
+        those hooks. Each gate is asked once for the whole relist."""
+        self.distribute_relist_lazily(
+            lambda _need_sync: zip(notes, syncs, strict=True), resource_version
+        )
+
+    def distribute_relist_lazily(
+        self,
+        make_notes: Callable[[bool], Iterable[tuple[LazyNotification, bool]]],
+        resource_version: str,
+    ) -> None:
+        """As :meth:`distribute_relist`, for a relist whose notifications are
+        made one at a time, as they are handed out: ``make_notes(need_sync)``
+        yields ``(notification, is_sync)`` in order; ``need_sync`` tells
+        whether the ``is_sync`` flags matter (some registration taking the
+        relist is not due for a resync), so the maker can skip working them
+        out. When no registration takes the relist (every gate closed, or
+        none at all), ``make_notes`` is not called."""
+        regs, syncing = self._listeners, self._syncing  # snapshots: see __init__
+        targets = [(reg in syncing, reg) for reg in regs if reg._gate is None or reg._gate()]
+        if not targets:
+            return
+        for _, reg in targets:
+            if reg._has_relist_hooks:
+                reg._put(_RelistBegin(resource_version))
+        puts = [(in_syncing, reg._put) for in_syncing, reg in targets]
+        need_sync = not all(in_syncing for in_syncing, _ in targets)
+        for note, is_sync in make_notes(need_sync):
+            for in_syncing, put in puts:
+                if is_sync and not in_syncing:
+                    continue
+                put(note)
+        for _, reg in targets:
+            if reg._has_relist_hooks:
+                reg._put(_RelistEnd(resource_version))
+
+    def distribute_synced(self) -> None:
+        """Tell every admitted registration that the informer has synced (it
+        becomes synced itself once it handled everything before)."""
+        for reg in self._listeners:  # a snapshot: see __init__
+            reg._put(_SYNCED)

@@ -1,0 +1,7 @@
+"""``python -m informers.cli``: the ``kube-informers`` command."""
+
+import sys
+
+from informers.cli import main
+
+sys.exit(main())

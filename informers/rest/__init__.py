@@ -1,0 +1,1 @@
+"""HTTP layer of kube-informers (see docs/concepts/architecture)."""

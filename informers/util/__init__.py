@@ -1,0 +1,1 @@
+"""Utilities layer of kube-informers (see docs/concepts/architecture)."""
