@@ -63,7 +63,7 @@ def test_tracker_fires_once_after_all_three_kinds_synced_never_before(
     ready = bus.subscribe("controller", 10, IndexSynchronizedEvent.event_type)
     with SyncEventPublisher(bus, informers) as publisher:
         assert publisher.resource_names == ("pods", "services", "configmaps")
-        index = IndexSynchronizationTracker(bus, None, publisher.resource_names)
+        index = IndexSynchronizationTracker(bus, publisher.resource_names)
         index.start()
         try:
             for informer in informers[:2]:

@@ -55,7 +55,7 @@ def test_index_tracker_fires_once_after_three_kinds_synced_never_before(
     third = factory.configmaps()
     publisher = SyncEventPublisher(bus, [*first_two, third])
     assert publisher.resource_names == ("pods", "services", "configmaps")
-    index = IndexSynchronizationTracker(bus, None, publisher.resource_names)
+    index = IndexSynchronizationTracker(bus, publisher.resource_names)
     ready = bus.subscribe("controller", 10, IndexSynchronizedEvent.event_type)
     bus.start()
     index.start()
