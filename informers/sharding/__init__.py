@@ -24,7 +24,7 @@ from informers.sharding.labels import (
     Sharder,
     drain_label,
     shard_label,
-    shard_selector,
+    shard_label_selector,
 )
 from informers.sharding.lease import (
     DEFAULT_ORPHAN_GRACE,
@@ -49,7 +49,7 @@ __all__ = [
     "Sharder",
     "drain_label",
     "shard_label",
-    "shard_selector",
+    "shard_label_selector",
     "NOOP_SHARDING_METRICS",
     "RING_LABEL",
     "HashRing",

@@ -26,7 +26,7 @@ from informers.sharding import (
     ShardLease,
     ring_key,
     shard_label,
-    shard_selector,
+    shard_label_selector,
 )
 from informers.testing import ApiServer, ApiServerError
 from informers.transport import ApiClientTransport
@@ -73,7 +73,7 @@ class Replica:
         self.shard, self.timeline, self.done = shard, timeline, done
         self.transport = ApiClientTransport(client)
         self.lease = ShardLease(client, "default", RING, shard, **LEASE)
-        self.informer = informer(client, f"cm-{shard}", shard_selector(RING, shard))
+        self.informer = informer(client, f"cm-{shard}", shard_label_selector(RING, shard))
         reconcile = DrainingReconciler(
             self.reconcile,
             client,
