@@ -36,7 +36,7 @@ from informers.errors import (
     WatchStalledError,
 )
 
-# --- informer: lister-watcher, reflector, shared informer, factory (informer branch) ---
+# --- informer: lister-watcher, reflector, shared informer, factory ---
 from informers.factory import SharedInformerFactory
 
 # --- in-order delta queue (informers.fifo) ---
@@ -53,7 +53,7 @@ from informers.listwatch import (
     HTTPListerWatcher,
     ListerWatcher,
     ListOptions,
-    RequestAborter,  # aborting requests in flight (stop-abort branch)
+    RequestAborter,  # aborts requests in flight
     discover_resource,
 )
 
@@ -163,7 +163,7 @@ __all__ = [
     "wait_for_cache_sync",
     # aborting requests in flight
     "RequestAborter",
-    # the transport and the typed API errors (transport branch)
+    # the transport and the typed API errors
     "AlreadyExistsError",
     "ApiClientTransport",
     "BadRequestError",
