@@ -15,38 +15,13 @@ from informers.informer import ResourceEventHandlerFuncs, SharedIndexInformer
 from informers.listers import Lister
 from informers.objects import (
     NAMESPACE_INDEX,
-    DeletedFinalStateUnknown,
     meta_namespace_key,
     namespace_index,
 )
 from informers.store import Indexer
 from informers.testing.fake import FakeClock, FakeListerWatcher
 from informers.wait import wait_for_cache_sync
-
-
-def pod(name: str, rv: str, **labels: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv, "labels": labels}}
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[Any, ...]] = []
-        self.lock = threading.Lock()
-
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        with self.lock:
-            self.events.append(("add", obj["metadata"]["name"], is_in_initial_list))
-
-    def on_update(self, old: Any, new: Any) -> None:
-        with self.lock:
-            self.events.append(
-                ("update", new["metadata"]["name"], old["metadata"]["resourceVersion"])
-            )
-
-    def on_delete(self, obj: Any) -> None:
-        name = obj.key if isinstance(obj, DeletedFinalStateUnknown) else obj["metadata"]["name"]
-        with self.lock:
-            self.events.append(("delete", name, isinstance(obj, DeletedFinalStateUnknown)))
+from tests.helpers import Recorder, pod
 
 
 def settle(informer: SharedIndexInformer, rv: str) -> None:

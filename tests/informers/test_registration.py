@@ -14,7 +14,6 @@ import pytest
 
 from informers.errors import InformerStateError
 from informers.informer import SharedIndexInformer
-from informers.objects import DeletedFinalStateUnknown
 from informers.registration import (
     AddNotification,
     DeleteNotification,
@@ -23,49 +22,25 @@ from informers.registration import (
     UpdateNotification,
 )
 from informers.testing.fake import FakeClock, FakeListerWatcher
+from tests.helpers import HookedRecorder, pod
 
 WAIT = 5.0
 
 
-def pod(name: str, rv: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv}}
-
-
-class Hooked:
-    """Records every call, the optional hooks included."""
+class Hooked(HookedRecorder):
+    """Records every call, the optional hooks included; an update as
+    ``("update", name)``, ``synced`` with whether the registration says so."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.events: list[tuple[Any, ...]] = []
+        super().__init__()
         self.registration: ResourceEventHandlerRegistration | None = None
 
-    def _log(self, *event: Any) -> None:
-        with self.lock:
-            self.events.append(event)
-
-    def snapshot(self) -> list[tuple[Any, ...]]:
-        with self.lock:
-            return list(self.events)
-
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        self._log("add", obj["metadata"]["name"], is_in_initial_list)
-
-    def on_update(self, old: Any, new: Any) -> None:
-        self._log("update", new["metadata"]["name"])
-
-    def on_delete(self, obj: Any) -> None:
-        tombstone = isinstance(obj, DeletedFinalStateUnknown)
-        self._log("delete", obj.key if tombstone else obj["metadata"]["name"], tombstone)
-
-    def on_relist_begin(self, resource_version: str) -> None:
-        self._log("begin", resource_version)
-
-    def on_relist_end(self, resource_version: str) -> None:
-        self._log("end", resource_version)
+    def updated(self, old: Any, new: Any) -> tuple[Any, ...]:
+        return ("update", new["metadata"]["name"])
 
     def on_synced(self) -> None:
         reg = self.registration
-        self._log("synced", reg.has_synced() if reg is not None else None)
+        self.record("synced", reg.has_synced() if reg is not None else None)
 
 
 @pytest.fixture

@@ -21,10 +21,7 @@ from informers.reflector.config import ReflectorConfig
 from informers.reflector.driver import BackoffManager, Reflector
 from informers.reflector.machine import BackingOff, Next, ReflectorState, Watching
 from informers.testing.fake import FakeClock, FakeListerWatcher, FakeWatch
-
-
-def pod(name: str, rv: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv}}
+from tests.helpers import pod
 
 
 class RecordingStore:
