@@ -11,6 +11,7 @@ import pytest
 from informers import signals
 from informers.informer import SharedIndexInformer
 from informers.testing.fake import FakeListerWatcher
+from tests.helpers import obj
 from tracker.bus import EventBus, Subscription
 from tracker.errors import ChannelEmptyError
 from tracker.index_sync import (
@@ -23,13 +24,9 @@ from tracker.sync_publisher import SyncEventPublisher
 JOIN = 5.0
 
 
-def obj(name: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": "1"}}
-
-
 def make_informer(name: str, count: int) -> SharedIndexInformer:
     lw = FakeListerWatcher()
-    lw.set_objects([obj(f"{name}-{i}") for i in range(count)], "10")
+    lw.set_objects([obj(f"{name}-{i}", "ns", "1") for i in range(count)], "10")
     return SharedIndexInformer(lw, name=name)
 
 
