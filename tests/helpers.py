@@ -19,18 +19,22 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
+from informers.informer import SharedIndexInformer
 from informers.objects import DeletedFinalStateUnknown, meta_namespace_key
+from tracker.errors import ChannelEmptyError
 
 __all__ = [
     "WAIT",
     "HookedRecorder",
     "Recorder",
     "configmap",
+    "drain",
     "new_pod",
     "obj",
     "pod",
+    "settle",
 ]
 
 #: Seconds a test waits, by default, for something another thread does.
@@ -98,6 +102,32 @@ def configmap(name: str, namespace: str | None = None, **data: str) -> dict[str,
     """A ConfigMap body: name, ``namespace`` when given, and ``data`` (always
     set, maybe empty); no kind, as a body the emulator fills in."""
     return obj(name, namespace, data=dict(data))
+
+
+class _Gettable(Protocol):
+    def get(self, timeout: float | None = None) -> Any: ...
+
+
+def drain(source: _Gettable) -> list[Any]:
+    """Everything ``source`` (a channel or a bus subscription) holds now, in
+    order, taken without waiting (``get(timeout=0)`` until it raises
+    :class:`~tracker.errors.ChannelEmptyError`)."""
+    out = []
+    while True:
+        try:
+            out.append(source.get(timeout=0))
+        except ChannelEmptyError:
+            return out
+
+
+def settle(informer: SharedIndexInformer, rv: str, timeout: float = WAIT) -> None:
+    """Wait until ``informer``'s reflector has applied resourceVersion ``rv``
+    and the informer is idle (its handlers were handed everything); fail the
+    test when that takes longer than ``timeout``."""
+    reflector = informer.reflector
+    assert reflector is not None
+    assert reflector.wait_for(lambda s: s.mem.last_sync_rv == rv, timeout), reflector.state
+    assert informer.wait_idle()
 
 
 Event = tuple[Any, ...]

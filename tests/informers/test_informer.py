@@ -21,15 +21,7 @@ from informers.objects import (
 from informers.store import Indexer
 from informers.testing.fake import FakeClock, FakeListerWatcher
 from informers.wait import wait_for_cache_sync
-from tests.helpers import Recorder, pod
-
-
-def settle(informer: SharedIndexInformer, rv: str) -> None:
-    """Wait until the reflector applied ``rv`` and the informer is idle."""
-    reflector = informer.reflector
-    assert reflector is not None
-    assert reflector.wait_for(lambda s: s.mem.last_sync_rv == rv, 5), reflector.state
-    assert informer.wait_idle()
+from tests.helpers import Recorder, pod, settle
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from informers.registration import (
     UpdateNotification,
 )
 from informers.testing.fake import FakeClock, FakeListerWatcher
-from tests.helpers import HookedRecorder, pod
+from tests.helpers import HookedRecorder, pod, settle
 
 WAIT = 5.0
 
@@ -60,13 +60,6 @@ def informer(lw: FakeListerWatcher, clock: FakeClock) -> Iterator[SharedIndexInf
     inf = SharedIndexInformer(lw, name="pods", clock=clock)
     yield inf
     inf.stop()
-
-
-def settle(informer: SharedIndexInformer, rv: str) -> None:
-    reflector = informer.reflector
-    assert reflector is not None
-    assert reflector.wait_for(lambda s: s.mem.last_sync_rv == rv, WAIT), reflector.state
-    assert informer.wait_idle()
 
 
 def test_relist_hooks_wrap_the_initial_list_and_every_relist(

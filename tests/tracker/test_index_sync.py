@@ -12,8 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from informers.errors import InformerStateError
+from tests.helpers import drain
 from tracker.bus import Event, EventBus, Subscription
-from tracker.errors import ChannelEmptyError, ResourceNotSyncedError, UnknownResourceTypeError
+from tracker.errors import ResourceNotSyncedError, UnknownResourceTypeError
 from tracker.index_sync import (
     IndexSynchronizationTracker,
     IndexSynchronizedEvent,
@@ -26,15 +27,6 @@ KINDS = ("pods", "services", "ingresses")
 
 def synced(name: str, count: int = 0) -> ResourceSyncCompleteEvent:
     return ResourceSyncCompleteEvent(resource_type_name=name, initial_count=count)
-
-
-def drain(subscription: Subscription) -> list[Event]:
-    out = []
-    while True:
-        try:
-            out.append(subscription.get(timeout=0))
-        except ChannelEmptyError:
-            return out
 
 
 @pytest.fixture

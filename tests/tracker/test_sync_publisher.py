@@ -4,16 +4,14 @@ end to end with real informers (fed by FakeListerWatchers) and the index tracker
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from informers import signals
 from informers.informer import SharedIndexInformer
 from informers.testing.fake import FakeListerWatcher
-from tests.helpers import obj
-from tracker.bus import EventBus, Subscription
-from tracker.errors import ChannelEmptyError
+from tests.helpers import drain, obj
+from tracker.bus import EventBus
 from tracker.index_sync import (
     IndexSynchronizationTracker,
     IndexSynchronizedEvent,
@@ -43,15 +41,6 @@ def bus() -> EventBus:
     b = EventBus()
     b.start()
     return b
-
-
-def drain(sub: Subscription) -> list[Any]:
-    out = []
-    while True:
-        try:
-            out.append(sub.get(timeout=0))
-        except ChannelEmptyError:
-            return out
 
 
 def test_tracker_fires_once_after_all_three_kinds_synced_never_before(
