@@ -29,6 +29,7 @@ __all__ = [
     "WAIT",
     "HookedRecorder",
     "Recorder",
+    "api_pod",
     "configmap",
     "drain",
     "new_pod",
@@ -96,6 +97,36 @@ def new_pod(name: str, ns: str = "default", **labels: str) -> dict[str, Any]:
     """A pod body to create on the emulator: name, namespace, ``labels``
     (always set, maybe empty) and an empty spec; the server sets the rest."""
     return obj(name, ns, labels=labels, spec={})
+
+
+def api_pod(
+    name: str,
+    uid: str,
+    rv: str = "1",
+    *,
+    namespace: str = "default",
+    node: str = "n1",
+    phase: str = "Running",
+    spec: Mapping[str, Any] | None = None,
+    **metadata: Any,
+) -> dict[str, Any]:
+    """A scheduled pod as the API server returns it: ``apiVersion`` and
+    ``kind``; metadata with ``uid`` and resourceVersion ``rv`` plus the
+    ``metadata`` given (``labels={...}``, ``finalizers=[...]``);
+    ``spec.nodeName`` ``node`` plus the fields of ``spec``; ``status.phase``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": uid,
+            "resourceVersion": rv,
+            **metadata,
+        },
+        "spec": {"nodeName": node, **(spec or {})},
+        "status": {"phase": phase},
+    }
 
 
 def configmap(name: str, namespace: str | None = None, **data: str) -> dict[str, Any]:
