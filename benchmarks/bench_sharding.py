@@ -111,7 +111,7 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
         ShardLease,
         ring_key,
         shard_filter,
-        shard_selector,
+        shard_label_selector,
     )
 
     config = k8s.Configuration()
@@ -158,7 +158,7 @@ def replica(url: str, shard: str, shards: int, mode: str) -> None:
     predicates: list[Any] = []
     shard_range = ""
     if mode == "label":
-        selector = shard_selector(RING, shard)
+        selector = shard_label_selector(RING, shard)
     elif mode == "selector":
         from informers.toolkit.sharding.selector import even_shard_selector
 

@@ -7,7 +7,7 @@ cache and every consumer: never mutate what the library hands you.
 
 from __future__ import annotations
 
-# --- informer: lister-watcher, reflector, shared informer, factory (informer branch) ---
+# --- informer: lister-watcher, reflector, shared informer, factory ---
 from informers.cache.factory import SharedInformerFactory
 
 # --- in-order delta queue (informers.cache.fifo) ---
@@ -62,7 +62,7 @@ from informers.rest.listwatch import (
     HTTPListerWatcher,
     ListerWatcher,
     ListOptions,
-    RequestAborter,  # aborting requests in flight (stop-abort branch)
+    RequestAborter,  # aborts requests in flight
     discover_resource,
 )
 
@@ -171,7 +171,7 @@ __all__ = [
     "wait_for_cache_sync",
     # aborting requests in flight
     "RequestAborter",
-    # the transport and the typed API errors (transport branch)
+    # the transport and the typed API errors
     "AlreadyExistsError",
     "ApiClientTransport",
     "BadRequestError",

@@ -4,8 +4,8 @@ server's error responses onto it.
 Every error the library raises on purpose derives from :class:`InformersError`,
 so ``except InformersError`` catches all of them and nothing else. Where an
 error is also naturally a built-in kind (a bad key is a :class:`ValueError`,
-an unknown index is a :class:`LookupError`) it derives from that too, so code
-written against the built-ins keeps working::
+an unknown index is a :class:`LookupError`) it derives from that too, so an
+``except`` of the built-in kind catches it as well::
 
     InformersError
     ├── ObjectKeyError            (ValueError)   an object has no usable key

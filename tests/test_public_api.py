@@ -434,7 +434,7 @@ SHARDING_ALL = {
     "ring_key",
     "shard_filter",
     "shard_label",
-    "shard_selector",
+    "shard_label_selector",
     "stable_hash",
     "state_changes_at",
 }

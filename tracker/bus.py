@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol, overload, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import blinker
 
@@ -45,9 +45,6 @@ from tracker.errors import (
 __all__ = ["Component", "Event", "EventBus", "Subscription"]
 
 _logger = logging.getLogger(__name__)
-
-#: The buffer size of a subscription when none is given.
-DEFAULT_BUFFER_SIZE = 100
 
 #: Signature of a drop callback: ``on_drop(subscription, event)``.
 DropCallback = Callable[["Subscription", "Event"], object]
@@ -294,49 +291,26 @@ class EventBus:
         with self._lock:
             return tuple(self._subscriptions.values())
 
-    @overload
-    def subscribe(
-        self,
-        name: str,
-        *event_types: str,
-        buffer_size: int = DEFAULT_BUFFER_SIZE,
-        on_drop: DropCallback | None = None,
-    ) -> Subscription: ...
-
-    @overload
     def subscribe(
         self,
         name: str,
         buffer_size: int,
-        /,
         *event_types: str,
-        on_drop: DropCallback | None = None,
-    ) -> Subscription: ...
-
-    def subscribe(
-        self,
-        name: str,
-        *args: Any,
-        buffer_size: int | None = None,
         on_drop: DropCallback | None = None,
     ) -> Subscription:
         """Open a subscription called ``name`` for ``event_types`` (none: every type).
 
-        ``subscribe("sink", "a", "b", buffer_size=10)``; the seed's positional
-        form ``subscribe("sink", 10, "a", "b")`` works too. ``buffer_size``
-        (at least 1, default :data:`DEFAULT_BUFFER_SIZE`) bounds its buffer;
-        ``on_drop(subscription, event)`` is called, in the publisher's thread,
-        for each event dropped because the buffer was full (its exceptions are
-        logged). Raises :class:`~tracker.errors.DuplicateSubscriptionError`
-        when an open subscription has that name already.
+        ``subscribe("sink", 10, "a", "b")``. ``buffer_size`` (an int, at least
+        1) bounds its buffer; ``on_drop(subscription, event)`` is called, in the
+        publisher's thread, for each event dropped because the buffer was full
+        (its exceptions are logged). Raises
+        :class:`~tracker.errors.DuplicateSubscriptionError` when an open
+        subscription has that name already, :class:`TypeError` when
+        ``buffer_size`` is not an int and :class:`ValueError` for an empty name
+        or event type or a ``buffer_size`` below 1.
         """
-        event_types: tuple[Any, ...] = args
-        if args and isinstance(args[0], int) and not isinstance(args[0], bool):
-            if buffer_size is not None:
-                raise TypeError("buffer_size given both positionally and by keyword")
-            buffer_size, event_types = args[0], args[1:]
-        if buffer_size is None:
-            buffer_size = DEFAULT_BUFFER_SIZE
+        if isinstance(buffer_size, bool) or not isinstance(buffer_size, int):
+            raise TypeError(f"buffer_size must be an int, not {buffer_size!r}")
         if not isinstance(name, str) or not name:
             raise ValueError("a subscription needs a non-empty name")
         if buffer_size < 1:
@@ -458,9 +432,7 @@ class Component:
         self._bus = bus
         self._name = name
         self._logger = logger if logger is not None else _logger
-        self._subscription = bus.subscribe(
-            name, *event_types, buffer_size=buffer_size, on_drop=on_drop
-        )
+        self._subscription = bus.subscribe(name, buffer_size, *event_types, on_drop=on_drop)
         # _lock guards _thread and _stopped. _stopped goes False -> True once.
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None

@@ -1,7 +1,7 @@
 """The errors of the ``tracker`` package.
 
 They hang under :class:`informers.errors.InformersError`, so ``except
-InformersError`` still catches everything kube-informers raises on purpose.
+InformersError`` catches everything kube-informers raises on purpose.
 Errors that are also a built-in kind derive from that kind too::
 
     InformersError

@@ -35,7 +35,7 @@ import logging
 import threading
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, overload
+from typing import ClassVar
 
 from tracker.bus import Component, DropCallback, Event, EventBus
 from tracker.errors import ResourceNotSyncedError, UnknownResourceTypeError
@@ -102,58 +102,20 @@ class IndexSynchronizationTracker(Component):
     COMPONENT_NAME: ClassVar[str] = "index-tracker"
     EVENT_BUFFER_SIZE: ClassVar[int] = 100
 
-    @overload
     def __init__(
         self,
         bus: EventBus,
         resource_names: Iterable[str],
         *,
-        logger: logging.Logger | None = None,
-        on_drop: DropCallback | None = None,
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self,
-        bus: EventBus,
-        logger: logging.Logger | None,
-        resource_names: Iterable[str],
-        /,
-        *,
-        on_drop: DropCallback | None = None,
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self,
-        bus: EventBus,
-        *,
-        resource_names: Iterable[str],
-        logger: logging.Logger | None = None,
-        on_drop: DropCallback | None = None,
-    ) -> None: ...
-
-    def __init__(
-        self,
-        bus: EventBus,
-        *args: Any,
-        resource_names: Iterable[str] | None = None,
         logger: logging.Logger | None = None,
         on_drop: DropCallback | None = None,
     ) -> None:
-        """``IndexSynchronizationTracker(bus, ["pods", "services"], logger=...)``,
-        or the seed's positional form ``(bus, logger, names)``."""
-        if len(args) == 2:  # the seed's (bus, logger, resource_names)
-            logger, resource_names = args
-        elif len(args) == 1:
-            (resource_names,) = args
-        elif args:
-            raise TypeError(
-                "expected (bus, resource_names) or (bus, logger, resource_names),"
-                f" got {len(args) + 1} positional arguments"
-            )
-        if resource_names is None:
-            raise TypeError("IndexSynchronizationTracker needs resource_names")
+        """``IndexSynchronizationTracker(bus, ["pods", "services"], logger=log)``.
+
+        Raises :class:`TypeError` when ``resource_names`` is one string rather
+        than a list of names, :class:`ValueError` for a name that is not a
+        non-empty string.
+        """
         if isinstance(resource_names, str):
             raise TypeError("resource_names is a list of names, not one string")
         log = logger if logger is not None else logging.getLogger(__name__)

@@ -8,7 +8,7 @@ them, once, when it has synced. With an
 names, a controller can write::
 
     publisher = SyncEventPublisher(bus, factory.informers().values())
-    index = IndexSynchronizationTracker(bus, None, publisher.resource_names)
+    index = IndexSynchronizationTracker(bus, publisher.resource_names)
     ready = bus.subscribe("controller", 1, IndexSynchronizedEvent.event_type)
     bus.start(); index.start(); factory.start()
     ready.get()      # every cache has synced: reconcile

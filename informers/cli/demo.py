@@ -356,7 +356,7 @@ def run_demo(
         tracked = stack.enter_context(ResourceTracker(informer))
         bus = EventBus()
         publisher = stack.enter_context(SyncEventPublisher(bus, list(informers.values())))
-        index = IndexSynchronizationTracker(bus, None, publisher.resource_names)
+        index = IndexSynchronizationTracker(bus, publisher.resource_names)
         ready = bus.subscribe("demo", 1, IndexSynchronizedEvent.event_type)
         stack.callback(ready.close)
         bus.start()

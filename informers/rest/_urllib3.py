@@ -54,14 +54,14 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: How many bytes a response sent by :func:`send_abortable` asks its socket
-#: for at a time (http.client reads through an 8 KiB buffer by default). A
-#: watch of 2 KB events then read its socket every few events, and on a
-#: socket with a read timeout each read is a poll and a recv, both of which
-#: let go of the GIL: the informer's other threads took it each time, and
-#: the reader had to wait to get it back. Reading what has arrived, up to
-#: this much, at once cut those waits from about 0.45 to under 0.1 per event
-#: (``benchmarks/compare.py``'s events). A read still returns as soon as
-#: anything has arrived, within the read timeout as before.
+#: for at a time. http.client reads through an 8 KiB buffer by default, so a
+#: watch of 2 KB events would read its socket every few events; on a socket
+#: with a read timeout each read is a poll and a recv, both of which let go
+#: of the GIL, and the reader then waits for the informer's other threads to
+#: give it back. Reading what has arrived, up to this much, at once keeps
+#: those waits under about 0.1 per event (``benchmarks/compare.py``'s
+#: events). A read returns as soon as anything has arrived, within the read
+#: timeout.
 READ_BUFFER_SIZE = 256 * 1024
 
 

@@ -26,7 +26,7 @@ flight (connecting, waiting for response headers, reading a list body) by
 shutting their sockets down; they raise :class:`ConnectionAbortedError`. The
 reflector binds one per run and aborts it when it is stopped.
 
-For compatibility this module also re-exports what used to live here:
+This module also exports, from the modules that define and document them,
 :class:`~informers.rest.transport.RequestAborter`,
 :func:`~informers.rest.discovery.discover_resource`,
 :func:`~informers.errors.error_from_status` and

@@ -14,8 +14,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from informers.errors import ChannelClosedError, ChannelEmptyError, InformerStateError
+from tests.helpers import drain
 from tracker.bus import Component, Event, EventBus, Subscription
-from tracker.errors import DuplicateSubscriptionError
+from tracker.errors import (
+    DuplicateSubscriptionError,
+)
 
 JOIN = 5.0
 
@@ -38,15 +41,6 @@ class Tagged:
 
     event_type: str
     n: int = 0
-
-
-def drain(subscription: Subscription) -> list[Event]:
-    out = []
-    while True:
-        try:
-            out.append(subscription.get(timeout=0))
-        except ChannelEmptyError:
-            return out
 
 
 class Recorder(Component):

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from informers.errors import ChannelEmptyError, InformerStateError
-from tracker.bus import DEFAULT_BUFFER_SIZE, Event, EventBus, Subscription
+from informers.errors import InformerStateError
+from tests.helpers import drain
+from tracker.bus import Event, EventBus, Subscription
 from tracker.errors import ResourceNotSyncedError, UnknownResourceTypeError
 from tracker.index_sync import (
     IndexSynchronizationTracker,
@@ -26,15 +27,6 @@ KINDS = ("pods", "services", "ingresses")
 
 def synced(name: str, count: int = 0) -> ResourceSyncCompleteEvent:
     return ResourceSyncCompleteEvent(resource_type_name=name, initial_count=count)
-
-
-def drain(subscription: Subscription) -> list[Event]:
-    out = []
-    while True:
-        try:
-            out.append(subscription.get(timeout=0))
-        except ChannelEmptyError:
-            return out
 
 
 @pytest.fixture
@@ -52,7 +44,7 @@ def sink(bus: EventBus) -> Subscription:
 
 @pytest.fixture
 def tracker(bus: EventBus) -> Iterator[IndexSynchronizationTracker]:
-    t = IndexSynchronizationTracker(bus, None, KINDS)
+    t = IndexSynchronizationTracker(bus, KINDS)
     yield t
     t.stop()
     assert t.join(JOIN)
@@ -76,7 +68,7 @@ def test_constants_and_event_types() -> None:
 
 
 def test_subscribes_to_the_bus_at_construction(bus: EventBus) -> None:
-    t = IndexSynchronizationTracker(bus, None, KINDS)
+    t = IndexSynchronizationTracker(bus, KINDS)
     (sub,) = bus.subscriptions
     assert sub is t.subscription
     assert sub.name == "index-tracker"
@@ -127,7 +119,7 @@ def test_unknown_name_is_logged_as_warning_and_ignored(
 
 
 def test_duplicate_names_at_construction_collapse(bus: EventBus, sink: Subscription) -> None:
-    t = IndexSynchronizationTracker(bus, None, ["pods", "pods", "services"])
+    t = IndexSynchronizationTracker(bus, ["pods", "pods", "services"])
     assert t.resource_names == ("pods", "services")
     try:
         run(t, bus, synced("pods", 1), synced("services", 2))
@@ -154,7 +146,7 @@ def test_published_counts_are_a_read_only_copy(
 def test_publishes_without_holding_its_lock(bus: EventBus) -> None:
     """Subscriber code run by the publish (here an on_drop callback) may query
     the tracker: a lock held across the publish would deadlock this test."""
-    t = IndexSynchronizationTracker(bus, None, ["pods"])
+    t = IndexSynchronizationTracker(bus, ["pods"])
     seen: list[dict[str, int]] = []
     full = bus.subscribe(
         "full",
@@ -204,7 +196,7 @@ def test_get_resource_count_before_sync_raises(tracker: IndexSynchronizationTrac
 def test_empty_names_count_as_all_synced_and_publish_once_on_start(
     bus: EventBus, sink: Subscription
 ) -> None:
-    t = IndexSynchronizationTracker(bus, None, [])
+    t = IndexSynchronizationTracker(bus, [])
     assert t.all_synced()
     assert t.get_all_resource_counts() == {}
     assert not t.fired
@@ -233,7 +225,7 @@ def test_events_published_before_tracker_start_are_handled_on_start(
 
 def test_events_published_before_bus_start_are_handled_on_bus_start() -> None:
     bus = EventBus()
-    t = IndexSynchronizationTracker(bus, None, KINDS)
+    t = IndexSynchronizationTracker(bus, KINDS)
     sink = bus.subscribe("sink", 10, IndexSynchronizedEvent.event_type)
     for kind in KINDS:
         bus.publish(synced(kind, 2))
@@ -249,7 +241,7 @@ def test_events_published_before_bus_start_are_handled_on_bus_start() -> None:
 
 def test_full_buffer_drops_are_counted(bus: EventBus, caplog: pytest.LogCaptureFixture) -> None:
     drops: list[Event] = []
-    t = IndexSynchronizationTracker(bus, None, ["pods"], on_drop=lambda s, e: drops.append(e))
+    t = IndexSynchronizationTracker(bus, ["pods"], on_drop=lambda s, e: drops.append(e))
     with caplog.at_level(logging.ERROR):  # the drop warning is expected here
         for n in range(IndexSynchronizationTracker.EVENT_BUFFER_SIZE + 5):
             bus.publish(synced("other", n))
@@ -290,7 +282,7 @@ def test_other_event_types_passed_to_handle_event_are_ignored(
 
 
 def test_given_logger_is_used(bus: EventBus, caplog: pytest.LogCaptureFixture) -> None:
-    t = IndexSynchronizationTracker(bus, logging.getLogger("my.controller"), ["pods"])
+    t = IndexSynchronizationTracker(bus, ["pods"], logger=logging.getLogger("my.controller"))
     with caplog.at_level(logging.INFO, logger="my.controller"):
         t.handle_event(synced("pods", 1))
     assert any(r.name == "my.controller" and "'pods' synced" in r.message for r in caplog.records)
@@ -307,7 +299,7 @@ def test_stop_is_idempotent_and_start_twice_raises(tracker: IndexSynchronization
 
 
 def test_external_stop_event(bus: EventBus) -> None:
-    t = IndexSynchronizationTracker(bus, None, KINDS)
+    t = IndexSynchronizationTracker(bus, KINDS)
     stop = threading.Event()
     t.start(stop)
     stop.set()
@@ -325,7 +317,7 @@ def test_sync_event_validates_its_fields(name: str, count: int, error: type[Exce
 
 def test_bad_resource_name_at_construction_raises(bus: EventBus) -> None:
     with pytest.raises(ValueError, match="non-empty strings"):
-        IndexSynchronizationTracker(bus, None, ["pods", ""])
+        IndexSynchronizationTracker(bus, ["pods", ""])
 
 
 # --- properties --------------------------------------------------------------
@@ -367,7 +359,7 @@ def test_direct_handle_event_from_threads_fires_once_iff_all_arrived(
     bus = EventBus()
     bus.start()
     sink = bus.subscribe("sink", 10, IndexSynchronizedEvent.event_type)
-    t = IndexSynchronizationTracker(bus, None, expected)
+    t = IndexSynchronizationTracker(bus, expected)
     per_thread = _split_by_name(events, threads)
     workers = [
         threading.Thread(
@@ -415,7 +407,7 @@ def test_through_the_bus_fires_exactly_once_iff_all_arrived_with_first_counts(
     if bus_start == "before":
         bus.start()
     sink = bus.subscribe("sink", 10, IndexSynchronizedEvent.event_type)
-    t = IndexSynchronizationTracker(bus, None, expected)
+    t = IndexSynchronizationTracker(bus, expected)
     t.start()
     per_thread = _split_by_name(events, publishers)
     workers = [
@@ -445,7 +437,7 @@ def test_through_the_bus_fires_exactly_once_iff_all_arrived_with_first_counts(
     assert t.fired == (outcome is not None)
 
 
-def test_constructor_reads_keywords_and_the_seed_positional_form(
+def test_constructor_takes_names_then_keyword_only_options(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     bus = EventBus()
@@ -456,27 +448,25 @@ def test_constructor_reads_keywords_and_the_seed_positional_form(
     short = IndexSynchronizationTracker(bus, ["pods", "pods", "nodes"])
     assert short.resource_names == ("pods", "nodes")
     short.subscription.close()
-    seed = IndexSynchronizationTracker(bus, None, ["svc"])
-    assert seed.resource_names == ("svc",)
-    seed.subscription.close()
     with pytest.raises(TypeError, match="not one string"):
         IndexSynchronizationTracker(bus, "pods")
-    with pytest.raises(TypeError, match="needs resource_names"):
-        IndexSynchronizationTracker(bus)
+    with pytest.raises(TypeError):
+        IndexSynchronizationTracker(bus)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        IndexSynchronizationTracker(bus, None, ["svc"])  # type: ignore[arg-type, call-arg]
+    assert [s.name for s in bus.subscriptions] == []
 
 
 OWN = logging.getLogger("mine")
 
 
-def test_subscribe_reads_buffer_size_by_keyword_or_position() -> None:
+def test_subscribe_takes_name_buffer_size_then_event_types() -> None:
     bus = EventBus()
-    kw = bus.subscribe("kw", "a", "b", buffer_size=3)
-    seed = bus.subscribe("seed", 7, "a")
-    default = bus.subscribe("default", "a")
-    assert (kw.buffer_size, kw.event_types) == (3, frozenset({"a", "b"}))
-    assert (seed.buffer_size, seed.event_types) == (7, frozenset({"a"}))
-    assert default.buffer_size == DEFAULT_BUFFER_SIZE
-    with pytest.raises(TypeError, match="both"):
-        bus.subscribe("twice", 3, "a", buffer_size=4)
-    for s in (kw, seed, default):
-        s.close()
+    sized = bus.subscribe("sized", 7, "a", "b")
+    assert (sized.buffer_size, sized.event_types) == (7, frozenset({"a", "b"}))
+    with pytest.raises(TypeError, match="buffer_size must be an int"):
+        bus.subscribe("no-size", "a")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="buffer_size must be an int"):
+        bus.subscribe("bool-size", True, "a")
+    assert [s.name for s in bus.subscriptions] == ["sized"]
+    sized.close()

@@ -18,10 +18,11 @@ from kubernetes.client import V1Pod
 from informers.cache import signals
 from informers.cache.informer import SharedIndexInformer
 from informers.cache.store import Indexer
-from informers.errors import ChannelEmptyError, InformerStateError, UnknownIndexError
+from informers.errors import InformerStateError, UnknownIndexError
 from informers.testing.fake import FakeClock, FakeListerWatcher, FakeWatch
 from informers.util.channels import Channel
 from informers.wire.objects import NAMESPACE_INDEX, DeletedFinalStateUnknown, namespace_index
+from tests.helpers import drain, settle
 from tracker.errors import ChannelRegistrationError, ConversionError
 from tracker.resource import ResourceTracker, TrackerDeleteResource
 
@@ -61,15 +62,6 @@ def is_web(obj: Small) -> bool:
     return obj.app == "web"
 
 
-def drain(ch: Channel[Any]) -> list[Any]:
-    out = []
-    while True:
-        try:
-            out.append(ch.get(timeout=0))
-        except ChannelEmptyError:
-            return out
-
-
 @pytest.fixture
 def lw() -> FakeListerWatcher:
     lw = FakeListerWatcher()
@@ -97,13 +89,6 @@ def watch(informer: SharedIndexInformer, lw: FakeListerWatcher) -> FakeWatch:
     assert informer.wait_synced(5)
     assert informer.wait_idle()
     return lw.wait_for_watch()
-
-
-def settle(informer: SharedIndexInformer, rv: str) -> None:
-    reflector = informer.reflector
-    assert reflector is not None
-    assert reflector.wait_for(lambda s: s.mem.last_sync_rv == rv, 5), reflector.state
-    assert informer.wait_idle()
 
 
 def test_known_resources_are_converted_and_filtered(

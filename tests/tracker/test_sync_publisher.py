@@ -4,15 +4,14 @@ end to end with real informers (fed by FakeListerWatchers) and the index tracker
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from informers.cache import signals
 from informers.cache.informer import SharedIndexInformer
-from informers.errors import ChannelEmptyError
 from informers.testing.fake import FakeListerWatcher
-from tracker.bus import EventBus, Subscription
+from tests.helpers import drain, obj
+from tracker.bus import EventBus
 from tracker.index_sync import (
     IndexSynchronizationTracker,
     IndexSynchronizedEvent,
@@ -23,13 +22,9 @@ from tracker.sync_publisher import SyncEventPublisher
 JOIN = 5.0
 
 
-def obj(name: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": "1"}}
-
-
 def make_informer(name: str, count: int) -> SharedIndexInformer:
     lw = FakeListerWatcher()
-    lw.set_objects([obj(f"{name}-{i}") for i in range(count)], "10")
+    lw.set_objects([obj(f"{name}-{i}", "ns", "1") for i in range(count)], "10")
     return SharedIndexInformer(lw, name=name)
 
 
@@ -48,22 +43,13 @@ def bus() -> EventBus:
     return b
 
 
-def drain(sub: Subscription) -> list[Any]:
-    out = []
-    while True:
-        try:
-            out.append(sub.get(timeout=0))
-        except ChannelEmptyError:
-            return out
-
-
 def test_tracker_fires_once_after_all_three_kinds_synced_never_before(
     bus: EventBus, informers: list[SharedIndexInformer]
 ) -> None:
     ready = bus.subscribe("controller", 10, IndexSynchronizedEvent.event_type)
     with SyncEventPublisher(bus, informers) as publisher:
         assert publisher.resource_names == ("pods", "services", "configmaps")
-        index = IndexSynchronizationTracker(bus, None, publisher.resource_names)
+        index = IndexSynchronizationTracker(bus, publisher.resource_names)
         index.start()
         try:
             for informer in informers[:2]:

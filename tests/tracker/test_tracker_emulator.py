@@ -5,7 +5,6 @@ ResourceTracker fed by the informer's signals."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from kubernetes.client import V1ConfigMap
@@ -13,6 +12,7 @@ from kubernetes.client import V1ConfigMap
 from informers.cache.factory import SharedInformerFactory
 from informers.testing import ApiServer
 from informers.wire.resources import CONFIGMAPS, PODS, SERVICES
+from tests.helpers import configmap, obj
 from tracker import (
     Channel,
     ChannelEmptyError,
@@ -25,10 +25,6 @@ from tracker import (
 )
 
 JOIN = 10.0
-
-
-def obj(name: str, **labels: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "default", "labels": labels}}
 
 
 @pytest.fixture
@@ -44,10 +40,10 @@ def test_index_tracker_fires_once_after_three_kinds_synced_never_before(
     api_server: ApiServer, factory: SharedInformerFactory
 ) -> None:
     for i in range(4):
-        api_server.create(PODS, {**obj(f"p{i}"), "spec": {"containers": [{"name": "c"}]}})
+        api_server.create(PODS, obj(f"p{i}", "default", spec={"containers": [{"name": "c"}]}))
     for i in range(2):
-        api_server.create(SERVICES, {**obj(f"s{i}"), "spec": {"ports": [{"port": 80}]}})
-    api_server.create(CONFIGMAPS, {**obj("c0"), "data": {}})
+        api_server.create(SERVICES, obj(f"s{i}", "default", spec={"ports": [{"port": 80}]}))
+    api_server.create(CONFIGMAPS, configmap("c0", "default"))
     expected_cms = len(api_server.list_objects(CONFIGMAPS))  # the emulator may seed some
 
     bus = EventBus()
@@ -55,7 +51,7 @@ def test_index_tracker_fires_once_after_three_kinds_synced_never_before(
     third = factory.configmaps()
     publisher = SyncEventPublisher(bus, [*first_two, third])
     assert publisher.resource_names == ("pods", "services", "configmaps")
-    index = IndexSynchronizationTracker(bus, None, publisher.resource_names)
+    index = IndexSynchronizationTracker(bus, publisher.resource_names)
     ready = bus.subscribe("controller", 10, IndexSynchronizedEvent.event_type)
     bus.start()
     index.start()
@@ -75,7 +71,7 @@ def test_index_tracker_fires_once_after_three_kinds_synced_never_before(
         assert event == IndexSynchronizedEvent(
             {"pods": 4, "services": 2, "configmaps": expected_cms}
         )
-        api_server.create(CONFIGMAPS, {**obj("c1"), "data": {}})  # later changes: no new event
+        api_server.create(CONFIGMAPS, configmap("c1", "default"))  # later changes: no new event
         assert third.wait_idle(JOIN)
         assert index.wait_idle(JOIN)
         with pytest.raises(ChannelEmptyError):
@@ -87,8 +83,8 @@ def test_index_tracker_fires_once_after_three_kinds_synced_never_before(
 
 
 def test_resource_tracker_over_http(api_server: ApiServer, factory: SharedInformerFactory) -> None:
-    api_server.create(CONFIGMAPS, {**obj("keep", app="web"), "data": {"a": "1"}})
-    api_server.create(CONFIGMAPS, {**obj("other", app="db"), "data": {}})
+    api_server.create(CONFIGMAPS, obj("keep", "default", labels={"app": "web"}, data={"a": "1"}))
+    api_server.create(CONFIGMAPS, obj("other", "default", labels={"app": "db"}, data={}))
     informer = factory.configmaps()
     with ResourceTracker(
         informer,

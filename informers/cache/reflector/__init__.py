@@ -55,7 +55,7 @@ Behaviour (client-go's reflector):
 from informers.cache.reflector.config import ReflectorConfig
 from informers.cache.reflector.driver import BackoffManager, Reflector, ReflectorStore
 
-# Importable from here (informer.py does) though not in __all__, as before the split.
+# Importable from here (informer.py imports it so) though not in __all__.
 from informers.cache.reflector.driver import WatchErrorHandler as WatchErrorHandler
 from informers.cache.reflector.machine import (
     INITIAL_EVENTS_END_ANNOTATION,

@@ -116,7 +116,7 @@ class ApiServer:
             :mod:`informers.toolkit.sharding.selector`). Also settable later
             (:attr:`sharded_list_and_watch`).
         tokens: bearer token → user name. None (the default) turns
-            authentication off, as before; otherwise every request needs one
+            authentication off; otherwise every request needs one
             of the tokens (401 Unauthorized without), and :meth:`api_client`
             sends the first.
         authorizer: with ``tokens``, called with the :class:`Access` of every

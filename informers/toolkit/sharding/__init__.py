@@ -24,7 +24,7 @@ from informers.toolkit.sharding.labels import (
     Sharder,
     drain_label,
     shard_label,
-    shard_selector,
+    shard_label_selector,
 )
 from informers.toolkit.sharding.lease import (
     DEFAULT_ORPHAN_GRACE,
@@ -53,7 +53,7 @@ __all__ = [
     "Sharder",
     "drain_label",
     "shard_label",
-    "shard_selector",
+    "shard_label_selector",
     "NOOP_SHARDING_METRICS",
     "RING_LABEL",
     "HashRing",

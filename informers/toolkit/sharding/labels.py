@@ -57,7 +57,7 @@ __all__ = [
     "Sharder",
     "drain_label",
     "shard_label",
-    "shard_selector",
+    "shard_label_selector",
 ]
 
 log = logging.getLogger(__name__)
@@ -78,8 +78,11 @@ def drain_label(ring: str) -> str:
     return DRAIN_LABEL_PREFIX + ring
 
 
-def shard_selector(ring: str, shard: str) -> str:
-    """The label selector a replica of ``shard`` watches with."""
+def shard_label_selector(ring: str, shard: str) -> str:
+    """The label selector ``shard.kube-informers.io/<ring>=<shard>`` a replica
+    of ``shard`` watches with. It selects by the label the sharder sets; for a
+    KEP-5866 hash range of object fields see
+    :mod:`informers.toolkit.sharding.selector`."""
     return f"{shard_label(ring)}={shard}"
 
 
@@ -109,7 +112,7 @@ def _relabel(
 class DrainingReconciler:
     """The reconcile of shard ``shard``'s replica in ring ``ring``, wrapped:
     before calling ``reconcile`` it reads the object from ``informer`` (the
-    replica's informer, label-selected by :func:`shard_selector`) and
+    replica's informer, label-selected by :func:`shard_label_selector`) and
 
     * does nothing when the object is gone, is not labelled with this shard,
       or ``lease`` (if given) is not held;

@@ -27,7 +27,7 @@ selector of one replica: :func:`even_shard_selector` (replica ``i`` of ``n``
 owns one ``n``-th of the hash space) or :func:`ring_shard_selector` (the
 ranges a shard owns on a :class:`~informers.toolkit.sharding.HashRing`, which is
 then a ring over the server's hash of the field, not over
-:func:`~informers.toolkit.sharding.ring_key`: owned objects no longer follow their
+:func:`~informers.toolkit.sharding.ring_key`: owned objects do not follow their
 owner, see the sharding guide).
 
 Everything here is pure and immutable; share it freely between threads.

@@ -3,7 +3,6 @@ filtering handler and its enter/leave rule."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
@@ -18,42 +17,7 @@ from informers.cache.handlers import (
     filter_transition,
 )
 from informers.wire.objects import DeletedFinalStateUnknown
-
-
-def pod(name: str, rv: str, **labels: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv, "labels": labels}}
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[Any, ...]] = []
-        self.lock = threading.Lock()
-
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        with self.lock:
-            self.events.append(("add", obj["metadata"]["name"], is_in_initial_list))
-
-    def on_update(self, old: Any, new: Any) -> None:
-        with self.lock:
-            self.events.append(
-                ("update", new["metadata"]["name"], old["metadata"]["resourceVersion"])
-            )
-
-    def on_delete(self, obj: Any) -> None:
-        name = obj.key if isinstance(obj, DeletedFinalStateUnknown) else obj["metadata"]["name"]
-        with self.lock:
-            self.events.append(("delete", name, isinstance(obj, DeletedFinalStateUnknown)))
-
-
-class HookedRecorder(Recorder):
-    def on_relist_begin(self, resource_version: str) -> None:
-        self.events.append(("begin", resource_version))
-
-    def on_relist_end(self, resource_version: str) -> None:
-        self.events.append(("end", resource_version))
-
-    def on_synced(self) -> None:
-        self.events.append(("synced",))
+from tests.helpers import HookedRecorder, Recorder, pod
 
 
 def test_filtering_handler_turns_transitions_into_add_and_delete() -> None:

@@ -18,43 +18,10 @@ from informers.errors import CacheSyncTimeoutError, InformerStateError
 from informers.testing.fake import FakeClock, FakeListerWatcher
 from informers.wire.objects import (
     NAMESPACE_INDEX,
-    DeletedFinalStateUnknown,
     meta_namespace_key,
     namespace_index,
 )
-
-
-def pod(name: str, rv: str, **labels: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv, "labels": labels}}
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[Any, ...]] = []
-        self.lock = threading.Lock()
-
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        with self.lock:
-            self.events.append(("add", obj["metadata"]["name"], is_in_initial_list))
-
-    def on_update(self, old: Any, new: Any) -> None:
-        with self.lock:
-            self.events.append(
-                ("update", new["metadata"]["name"], old["metadata"]["resourceVersion"])
-            )
-
-    def on_delete(self, obj: Any) -> None:
-        name = obj.key if isinstance(obj, DeletedFinalStateUnknown) else obj["metadata"]["name"]
-        with self.lock:
-            self.events.append(("delete", name, isinstance(obj, DeletedFinalStateUnknown)))
-
-
-def settle(informer: SharedIndexInformer, rv: str) -> None:
-    """Wait until the reflector applied ``rv`` and the informer is idle."""
-    reflector = informer.reflector
-    assert reflector is not None
-    assert reflector.wait_for(lambda s: s.mem.last_sync_rv == rv, 5), reflector.state
-    assert informer.wait_idle()
+from tests.helpers import Recorder, pod, settle
 
 
 @pytest.fixture

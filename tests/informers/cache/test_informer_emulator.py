@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -19,6 +18,8 @@ from informers.testing import ApiServer
 from informers.testing.apiserver import ApiServerError
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
 from informers.wire.resources import CONFIGMAPS, PODS
+from tests import helpers
+from tests.helpers import new_pod
 
 FAST = ReflectorConfig(description="pods", min_watch_timeout=30, watch_list_deadline=1.0)
 
@@ -27,33 +28,17 @@ def fast_backoff() -> BackoffManager:
     return BackoffManager(initial=0.01, cap=0.05)
 
 
-def pod(name: str, ns: str = "default", **labels: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": ns, "labels": labels}, "spec": {}}
+class Recorder(helpers.Recorder):
+    """Records events as ``(kind, object)`` and replays them into ``model``."""
 
+    def added(self, obj: Any, is_in_initial_list: bool) -> tuple[Any, ...]:
+        return ("add", obj)
 
-class Recorder:
-    """Records events and replays them into a model of the cache."""
+    def updated(self, old: Any, new: Any) -> tuple[Any, ...]:
+        return ("update", new)
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.events: list[tuple[str, Any]] = []
-        self.model: dict[str, Any] = {}
-
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        with self.lock:
-            self.events.append(("add", obj))
-            self.model[meta_namespace_key(obj)] = obj
-
-    def on_update(self, old: Any, new: Any) -> None:
-        with self.lock:
-            self.events.append(("update", new))
-            self.model[meta_namespace_key(new)] = new
-
-    def on_delete(self, obj: Any) -> None:
-        key = obj.key if isinstance(obj, DeletedFinalStateUnknown) else meta_namespace_key(obj)
-        with self.lock:
-            self.events.append(("delete", obj))
-            self.model.pop(key, None)
+    def deleted(self, obj: Any) -> tuple[Any, ...]:
+        return ("delete", obj)
 
 
 class CountingLW(HTTPListerWatcher):
@@ -122,7 +107,7 @@ def make_informer(
 
 def test_initial_sync_and_delivery_order(api_server: ApiServer, client: Any) -> None:
     for i in range(30):
-        api_server.create(PODS, pod(f"p{i:02}", ns="default" if i % 2 else "kube-system"))
+        api_server.create(PODS, new_pod(f"p{i:02}", ns="default" if i % 2 else "kube-system"))
     rec = Recorder()
     inf = make_informer(client)
     reg = inf.add_event_handler(rec)
@@ -159,8 +144,8 @@ def test_initial_sync_and_delivery_order(api_server: ApiServer, client: Any) -> 
 def test_410_relist_delivers_tombstones_for_missed_deletes(
     api_server: ApiServer, client: Any
 ) -> None:
-    api_server.create(PODS, pod("a"))
-    api_server.create(PODS, pod("b"))
+    api_server.create(PODS, new_pod("a"))
+    api_server.create(PODS, new_pod("b"))
     rec = Recorder()
     lw = CountingLW(client, PODS)
     inf = make_informer(client, lw)
@@ -170,7 +155,7 @@ def test_410_relist_delivers_tombstones_for_missed_deletes(
         assert inf.wait_synced(10)
         api_server.stall_watches(30)
         api_server.delete(PODS, "b")
-        api_server.create(PODS, pod("c"))
+        api_server.create(PODS, new_pod("c"))
         api_server.compact()
         api_server.drop_watches()
         api_server.stall_watches(0)
@@ -196,14 +181,14 @@ class CompactingLW(CountingLW):
         if options.resource_version == "0":
             options = replace(options, resource_version="")
         if options.continue_token:
-            self.server.create(PODS, pod(f"late-{len(self.lists)}"))
+            self.server.create(PODS, new_pod(f"late-{len(self.lists)}"))
             self.server.compact()
         return super().list(options)
 
 
 def test_expired_continue_falls_back_to_full_list(api_server: ApiServer, client: Any) -> None:
     for i in range(7):
-        api_server.create(PODS, pod(f"p{i}"))
+        api_server.create(PODS, new_pod(f"p{i}"))
     lw = CompactingLW(api_server, client, PODS)
     inf = make_informer(client, lw, page_size=3)
     try:
@@ -220,7 +205,7 @@ def test_relist_paginated_by_a_tweak_keeps_every_object(api_server: ApiServer, c
     # The reflector relists at its last RV without a limit; a tweak that sets
     # one makes the server answer in pages, and every page must be fetched.
     for i in range(5):
-        api_server.create(PODS, pod(f"p{i}"))
+        api_server.create(PODS, new_pod(f"p{i}"))
     rec = Recorder()
     lw = CountingLW(client, PODS, tweak_list_options=lambda o: replace(o, limit=2))
     inf = make_informer(client, lw)
@@ -260,14 +245,14 @@ def test_bookmarks_advance_the_resource_version() -> None:
 
 @pytest.mark.parametrize("mode", ["on", "off", "no-end-bookmark"])
 def test_watch_list_modes(api_server: ApiServer, client: Any, mode: str) -> None:
-    api_server.create(PODS, pod("a"))
+    api_server.create(PODS, new_pod("a"))
     api_server.watch_list_mode = mode
     lw = CountingLW(client, PODS)
     inf = make_informer(client, lw, use_watch_list=True, watch_list_deadline=0.5)
     try:
         inf.start()
         assert inf.wait_synced(10)
-        api_server.create(PODS, pod("b"))
+        api_server.create(PODS, new_pod("b"))
         converge(inf, api_server)
         assert lw.watches[0].send_initial_events
         if mode == "on":
@@ -289,11 +274,11 @@ def test_429_rewatches_after_retry_after_without_relist(api_server: ApiServer, c
         reflector = inf.reflector
         assert reflector is not None
         assert reflector.wait_for(lambda s: isinstance(s, Watching), 10)
-        api_server.create(PODS, pod("w"))
+        api_server.create(PODS, new_pod("w"))
         converge(inf, api_server)  # the watch has had an event: not a "very short" one
         api_server.fail_next(1, 429, retry_after=1)
         api_server.drop_watches()
-        api_server.create(PODS, pod("x"))
+        api_server.create(PODS, new_pod("x"))
         converge(inf, api_server)
         assert len(lw.lists) == 1
         assert len(lw.watches) >= 3
@@ -313,7 +298,7 @@ def test_dropped_streams_converge(api_server: ApiServer, client: Any, mid_line: 
         inf.start()
         assert inf.wait_synced(10)
         for i in range(3):
-            api_server.create(PODS, pod(f"d{i}"))
+            api_server.create(PODS, new_pod(f"d{i}"))
             api_server.drop_watches(mid_line=mid_line)
         converge(inf, api_server, rec)
     finally:
@@ -329,7 +314,7 @@ def test_stalled_stream_is_abandoned_after_the_read_timeout(
         inf.start()
         assert inf.wait_synced(10)
         api_server.stall_watches(60)
-        api_server.create(PODS, pod("s"))
+        api_server.create(PODS, new_pod("s"))
         reflector = inf.reflector
         assert reflector is not None
         assert reflector.wait_for(lambda s: len(lw.watches) >= 2, 10)
@@ -346,14 +331,14 @@ def test_restart_of_the_server(api_server: ApiServer, client: Any) -> None:
         inf.start()
         assert inf.wait_synced(10)
         api_server.restart()
-        api_server.create(PODS, pod("after-restart"))
+        api_server.create(PODS, new_pod("after-restart"))
         converge(inf, api_server)
     finally:
         inf.stop()
 
 
 def test_replaying_server_does_not_move_cache_back(api_server: ApiServer, client: Any) -> None:
-    created = api_server.create(PODS, pod("r"))
+    created = api_server.create(PODS, new_pod("r"))
     inf = make_informer(client)
     try:
         inf.start()
@@ -364,7 +349,7 @@ def test_replaying_server_does_not_move_cache_back(api_server: ApiServer, client
         converge(inf, api_server)
         api_server.replay_events_from(int(created["metadata"]["resourceVersion"]))
         api_server.drop_watches()
-        api_server.create(PODS, pod("r2"))
+        api_server.create(PODS, new_pod("r2"))
         converge(inf, api_server)
     finally:
         inf.stop()
@@ -394,7 +379,7 @@ def _apply(server: ApiServer, op: tuple[Any, ...]) -> None:
         try:
             current = server.get(PODS, name, ns)
         except ApiServerError:
-            server.create(PODS, pod(name, ns, v=str(version)))
+            server.create(PODS, new_pod(name, ns, v=str(version)))
         else:
             meta = {**current["metadata"], "labels": {"v": str(version)}}
             server.update(PODS, {**current, "metadata": meta})

@@ -4,44 +4,31 @@ unit-tested over the fake lister-watcher in test_informer.py)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_informer_emulator import FAST, converge, fast_backoff, make_informer, pod
+from test_informer_emulator import FAST, converge, fast_backoff, make_informer
 
 from informers.cache.informer import SharedIndexInformer
 from informers.rest.listwatch import HTTPListerWatcher
 from informers.testing import ApiServer, FakeClock
 from informers.wire.objects import meta_namespace_key
 from informers.wire.resources import PODS
+from tests.helpers import Recorder, new_pod
 
 
-class Log:
-    """Thread-safe event log of one handler: (event, key, initial?)."""
+class Log(Recorder):
+    """Event log of one handler: (event, key, initial?)."""
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.events: list[tuple[str, str, bool]] = []
+    def added(self, obj: Any, is_in_initial_list: bool) -> tuple[Any, ...]:
+        return ("add", meta_namespace_key(obj), is_in_initial_list)
 
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        with self.lock:
-            self.events.append(("add", meta_namespace_key(obj), is_in_initial_list))
+    def updated(self, old: Any, new: Any) -> tuple[Any, ...]:
+        return ("update", meta_namespace_key(new), False)
 
-    def on_update(self, old: Any, new: Any) -> None:
-        with self.lock:
-            self.events.append(("update", meta_namespace_key(new), False))
-
-    def on_delete(self, obj: Any) -> None:
-        with self.lock:
-            self.events.append(
-                ("delete", getattr(obj, "key", None) or meta_namespace_key(obj), False)
-            )
-
-    def snapshot(self) -> list[tuple[str, str, bool]]:
-        with self.lock:
-            return list(self.events)
+    def deleted(self, obj: Any) -> tuple[Any, ...]:
+        return ("delete", getattr(obj, "key", None) or meta_namespace_key(obj), False)
 
 
 @pytest.fixture
@@ -54,8 +41,8 @@ def client(api_server: ApiServer) -> Iterator[Any]:
 def test_late_handler_gets_current_contents_first_then_live_events(
     api_server: ApiServer, client: Any
 ) -> None:
-    api_server.create(PODS, pod("a"))
-    api_server.create(PODS, pod("b"))
+    api_server.create(PODS, new_pod("a"))
+    api_server.create(PODS, new_pod("b"))
     informer = make_informer(client)
     early = Log()
     informer.add_event_handler(early)
@@ -67,7 +54,7 @@ def test_late_handler_gets_current_contents_first_then_live_events(
         late = Log()
         registration = informer.add_event_handler(late)
         assert registration.wait_synced(20)
-        api_server.create(PODS, pod("c"))
+        api_server.create(PODS, new_pod("c"))
         converge(informer, api_server)
         assert registration.wait_idle(20)
         assert late.snapshot() == [("add", "default/b", True), ("add", "default/c", False)]
@@ -84,11 +71,11 @@ def test_removed_handler_receives_nothing_more(api_server: ApiServer, client: An
     informer.start()
     try:
         assert informer.wait_synced(20)
-        api_server.create(PODS, pod("a"))
+        api_server.create(PODS, new_pod("a"))
         converge(informer, api_server)
         assert registration.wait_idle(20)
         registration.remove()
-        api_server.create(PODS, pod("b"))
+        api_server.create(PODS, new_pod("b"))
         converge(informer, api_server)
         assert informer.registrations()
         assert registration not in informer.registrations()
@@ -99,8 +86,8 @@ def test_removed_handler_receives_nothing_more(api_server: ApiServer, client: An
 
 
 def test_resync_replays_the_cache_without_relisting(api_server: ApiServer, client: Any) -> None:
-    api_server.create(PODS, pod("a"))
-    api_server.create(PODS, pod("b"))
+    api_server.create(PODS, new_pod("a"))
+    api_server.create(PODS, new_pod("b"))
     clock = FakeClock()
     lists: list[object] = []
 
@@ -138,7 +125,7 @@ def test_resync_replays_the_cache_without_relisting(api_server: ApiServer, clien
 
 
 def test_transform_runs_once_at_ingest_before_caching(api_server: ApiServer, client: Any) -> None:
-    api_server.create(PODS, {**pod("a"), "status": {"phase": "Running", "big": "x" * 1000}})
+    api_server.create(PODS, {**new_pod("a"), "status": {"phase": "Running", "big": "x" * 1000}})
     calls: list[str] = []
 
     def strip_status(obj: Any) -> Any:
@@ -152,7 +139,7 @@ def test_transform_runs_once_at_ingest_before_caching(api_server: ApiServer, cli
     informer.start()
     try:
         assert informer.wait_synced(20)
-        api_server.create(PODS, pod("b"))
+        api_server.create(PODS, new_pod("b"))
         converge(informer, api_server)
         assert all("status" not in obj for obj in informer.get_store().list())
         assert calls == ["default/a", "default/b"]  # once per object, at ingest

@@ -7,11 +7,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from test_informer_emulator import client, make_informer, pod
+from test_informer_emulator import client, make_informer
 
 from informers.cache.handlers import ResourceEventHandlerFuncs
 from informers.testing import ApiServer
 from informers.wire.resources import PODS
+from tests.helpers import new_pod as pod
 
 __all__ = ["client"]  # the fixture, imported from the emulator tests
 

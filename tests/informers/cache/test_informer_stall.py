@@ -8,11 +8,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from test_informer_emulator import client, converge, make_informer, pod
+from test_informer_emulator import client, converge, make_informer
 
 from informers.errors import WatchStalledError
 from informers.testing import ApiServer
 from informers.wire.resources import PODS
+from tests.helpers import new_pod as pod
 
 __all__ = ["client"]  # the fixture, imported from the emulator tests
 

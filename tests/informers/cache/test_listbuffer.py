@@ -22,6 +22,7 @@ from informers.cache.listbuffer import Deferred, PreparedList
 from informers.cache.reflector import BackoffManager, ReflectorConfig
 from informers.testing.fake import FakeListerWatcher, FakeWatch
 from informers.wire.objects import DeletedFinalStateUnknown, get_labels, meta_namespace_key
+from tests import helpers
 
 # ---------------------------------------------------------------------------- helpers
 
@@ -61,34 +62,26 @@ def pages(objs: Sequence[dict[str, Any]], rv: str, size: int) -> list[dict[str, 
     return out
 
 
-class Recorder:
-    """Records every call as a comparable tuple (keys and versions, not objects)."""
+class Recorder(helpers.Recorder):
+    """Records every call as a comparable tuple (keys and versions, not
+    objects); relist begin and end too, but not ``synced``."""
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.events: list[tuple[Any, ...]] = []
+    def added(self, obj: Any, is_in_initial_list: bool) -> tuple[Any, ...]:
+        return ("add", meta_namespace_key(obj), obj, is_in_initial_list)
 
-    def _add(self, event: tuple[Any, ...]) -> None:
-        with self.lock:
-            self.events.append(event)
+    def updated(self, old: Any, new: Any) -> tuple[Any, ...]:
+        return ("update", meta_namespace_key(new), old, new)
 
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        self._add(("add", meta_namespace_key(obj), obj, is_in_initial_list))
-
-    def on_update(self, old: Any, new: Any) -> None:
-        self._add(("update", meta_namespace_key(new), old, new))
-
-    def on_delete(self, obj: Any) -> None:
+    def deleted(self, obj: Any) -> tuple[Any, ...]:
         if isinstance(obj, DeletedFinalStateUnknown):
-            self._add(("delete", obj.key, "tombstone", obj.obj))
-        else:
-            self._add(("delete", meta_namespace_key(obj), obj))
+            return ("delete", obj.key, "tombstone", obj.obj)
+        return ("delete", meta_namespace_key(obj), obj)
 
     def on_relist_begin(self, resource_version: str) -> None:
-        self._add(("begin", resource_version))
+        self.record("begin", resource_version)
 
     def on_relist_end(self, resource_version: str) -> None:
-        self._add(("end", resource_version))
+        self.record("end", resource_version)
 
 
 def run_relist(

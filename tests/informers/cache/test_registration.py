@@ -22,50 +22,25 @@ from informers.cache.registration import (
 )
 from informers.errors import InformerStateError
 from informers.testing.fake import FakeClock, FakeListerWatcher
-from informers.wire.objects import DeletedFinalStateUnknown
+from tests.helpers import HookedRecorder, pod, settle
 
 WAIT = 5.0
 
 
-def pod(name: str, rv: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv}}
-
-
-class Hooked:
-    """Records every call, the optional hooks included."""
+class Hooked(HookedRecorder):
+    """Records every call, the optional hooks included; an update as
+    ``("update", name)``, ``synced`` with whether the registration says so."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.events: list[tuple[Any, ...]] = []
+        super().__init__()
         self.registration: ResourceEventHandlerRegistration | None = None
 
-    def _log(self, *event: Any) -> None:
-        with self.lock:
-            self.events.append(event)
-
-    def snapshot(self) -> list[tuple[Any, ...]]:
-        with self.lock:
-            return list(self.events)
-
-    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
-        self._log("add", obj["metadata"]["name"], is_in_initial_list)
-
-    def on_update(self, old: Any, new: Any) -> None:
-        self._log("update", new["metadata"]["name"])
-
-    def on_delete(self, obj: Any) -> None:
-        tombstone = isinstance(obj, DeletedFinalStateUnknown)
-        self._log("delete", obj.key if tombstone else obj["metadata"]["name"], tombstone)
-
-    def on_relist_begin(self, resource_version: str) -> None:
-        self._log("begin", resource_version)
-
-    def on_relist_end(self, resource_version: str) -> None:
-        self._log("end", resource_version)
+    def updated(self, old: Any, new: Any) -> tuple[Any, ...]:
+        return ("update", new["metadata"]["name"])
 
     def on_synced(self) -> None:
         reg = self.registration
-        self._log("synced", reg.has_synced() if reg is not None else None)
+        self.record("synced", reg.has_synced() if reg is not None else None)
 
 
 @pytest.fixture
@@ -85,13 +60,6 @@ def informer(lw: FakeListerWatcher, clock: FakeClock) -> Iterator[SharedIndexInf
     inf = SharedIndexInformer(lw, name="pods", clock=clock)
     yield inf
     inf.stop()
-
-
-def settle(informer: SharedIndexInformer, rv: str) -> None:
-    reflector = informer.reflector
-    assert reflector is not None
-    assert reflector.wait_for(lambda s: s.mem.last_sync_rv == rv, WAIT), reflector.state
-    assert informer.wait_idle()
 
 
 def test_relist_hooks_wrap_the_initial_list_and_every_relist(

@@ -6,6 +6,7 @@ import pytest
 from blinker import Namespace
 
 from informers.cache.signals import send_to_each
+from tests.helpers import obj
 
 
 def test_send_to_each_runs_every_receiver_even_when_one_raises(
@@ -41,17 +42,13 @@ def test_send_to_each_respects_the_sender_filter() -> None:
     assert got == ["a"]
 
 
-def _pod(name: str, rv: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "default", "resourceVersion": rv}}
-
-
 def test_raising_receivers_do_not_stop_the_informer_signals() -> None:
     from informers import SharedIndexInformer
     from informers.cache import signals
     from informers.testing import FakeListerWatcher
 
     lw = FakeListerWatcher()
-    lw.set_objects([_pod("a", "1")], "2")
+    lw.set_objects([obj("a", "default", "1")], "2")
     informer = SharedIndexInformer(lw, name="pods")
     added: list[str] = []
 
@@ -70,7 +67,7 @@ def test_raising_receivers_do_not_stop_the_informer_signals() -> None:
     try:
         informer.start()
         assert informer.wait_synced(10)
-        lw.wait_for_watch().add(_pod("b", "3"))
+        lw.wait_for_watch().add(obj("b", "default", "3"))
         assert informer.reflector is not None
         assert informer.reflector.wait_for(lambda s: s.mem.last_sync_rv == "3", 10)
         assert informer.wait_idle(10)

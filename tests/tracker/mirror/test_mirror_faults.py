@@ -5,23 +5,15 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 from informers.wire.resources import PODS
+from tests.helpers import api_pod
 from tests.postgres import PostgresServer
 from tracker.errors import DatabaseUnavailableError, MirrorDatabaseError
 from tracker.mirror import MirrorDatabase, MirrorStore, create_mirror_engine
-
-
-def pod(name: str, uid: str, rv: str = "1") -> dict[str, Any]:
-    return {
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "uid": uid, "resourceVersion": rv},
-        "spec": {"nodeName": "n1"},
-    }
 
 
 def refuse_uid(db: MirrorDatabase, uid: str) -> None:
@@ -58,20 +50,20 @@ def pods(database: MirrorDatabase) -> MirrorStore:
 
 
 def test_a_failing_sync_leaves_no_partial_row(pods: MirrorStore) -> None:
-    pods.sync(pod("a", "u1"))
+    pods.sync(api_pod("a", "u1"))
     with pytest.raises(MirrorDatabaseError) as info:
-        pods.sync(pod("a", "u-bad", "2"))  # a recreation: upsert, then the old row's removal
+        pods.sync(api_pod("a", "u-bad", "2"))  # a recreation: upsert, then the old row's removal
     assert not info.value.retryable
     assert list(pods.rows()) == ["u1"]
     assert pods.writes == 1
 
 
 def test_a_failing_batch_is_rolled_back_whole(pods: MirrorStore) -> None:
-    pods.sync(pod("keep", "u0"))
+    pods.sync(api_pod("keep", "u0"))
     batch = pods.batch()
     batch.delete("default/keep")
-    batch.sync(pod("a", "u1"))
-    batch.sync(pod("b", "u-bad"))
+    batch.sync(api_pod("a", "u1"))
+    batch.sync(api_pod("b", "u-bad"))
     batch.set_resource_version("50")
     with pytest.raises(MirrorDatabaseError):
         pods.apply(batch)
@@ -80,12 +72,12 @@ def test_a_failing_batch_is_rolled_back_whole(pods: MirrorStore) -> None:
     assert pods.writes == 1
     # The store goes on working after the failure.
     with pods.batch() as batch:
-        batch.sync(pod("a", "u1"))
+        batch.sync(api_pod("a", "u1"))
     assert sorted(pods.rows()) == ["u0", "u1"]
 
 
 def test_the_error_message_does_not_quote_the_values(pods: MirrorStore) -> None:
-    obj = pod("a", "u-bad")
+    obj = api_pod("a", "u-bad")
     obj["spec"]["password"] = "hunter2"
     with pytest.raises(MirrorDatabaseError) as info:
         pods.sync(obj)
@@ -105,12 +97,12 @@ def test_a_locked_sqlite_database_is_retryable(tmp_path: Path) -> None:
         try:
             other.execute("BEGIN EXCLUSIVE")
             with pytest.raises(DatabaseUnavailableError) as info:
-                store.sync(pod("a", "u1"))
+                store.sync(api_pod("a", "u1"))
             assert info.value.retryable
             other.execute("ROLLBACK")
         finally:
             other.close()
-        assert store.sync(pod("a", "u1"))
+        assert store.sync(api_pod("a", "u1"))
     finally:
         engine.dispose()
 
@@ -120,11 +112,11 @@ def test_postgres_stopped_and_restarted_mid_run(
 ) -> None:
     with MirrorDatabase(postgres_url) as db:
         store = db.store(PODS)
-        store.sync(pod("a", "u1"))
+        store.sync(api_pod("a", "u1"))
         postgres_server.stop()
         try:
             for operation in (
-                lambda: store.sync(pod("b", "u2")),
+                lambda: store.sync(api_pod("b", "u2")),
                 lambda: store.delete("default/a"),
                 store.rows,
             ):
@@ -134,7 +126,7 @@ def test_postgres_stopped_and_restarted_mid_run(
         finally:
             postgres_server.start()
         # Stale pooled connections are replaced (pre-ping): the store works again.
-        assert store.sync(pod("b", "u2"))
+        assert store.sync(api_pod("b", "u2"))
         assert sorted(store.rows()) == ["u1", "u2"]
         assert store.writes == 2
 

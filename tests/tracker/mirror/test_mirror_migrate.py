@@ -8,17 +8,13 @@ import pytest
 import sqlalchemy as sa
 
 from informers.wire.resources import PODS
+from tests.helpers import api_pod
 from tracker.errors import SchemaMismatchError
 from tracker.mirror import STATE_TABLE, Column, MirrorDatabase
 
 
 def pod(name: str, uid: str, node: str = "n1", rv: str = "1") -> dict[str, Any]:
-    return {
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "uid": uid, "resourceVersion": rv},
-        "spec": {"nodeName": node, "priority": 7},
-        "status": {"phase": "Running"},
-    }
+    return api_pod(name, uid, rv, node=node, spec={"priority": 7})
 
 
 def _columns(db: MirrorDatabase, table: str) -> list[str]:

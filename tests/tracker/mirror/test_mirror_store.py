@@ -10,37 +10,13 @@ import pytest
 import sqlalchemy as sa
 
 from informers.wire.resources import NAMESPACES, PODS, SECRETS, Resource
+from tests.helpers import api_pod
 from tracker.errors import InvalidObjectError, MirrorConfigError
 from tracker.mirror import Column, MirrorDatabase, MirrorRow, MirrorStore
 from tracker.mirror.schema import LAST_APPLIED_ANNOTATION
 from tracker.syncapi import ObjectKey, diff
 
 COLUMNS = [Column("node", "spec.nodeName"), Column("phase", "status.phase")]
-
-
-def pod(
-    name: str,
-    uid: str,
-    rv: str = "1",
-    *,
-    namespace: str = "default",
-    node: str = "n1",
-    phase: str = "Running",
-    **metadata: Any,
-) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "uid": uid,
-            "resourceVersion": rv,
-            **metadata,
-        },
-        "spec": {"nodeName": node},
-        "status": {"phase": phase},
-    }
 
 
 @pytest.fixture
@@ -52,7 +28,7 @@ def pods(database: MirrorDatabase) -> MirrorStore:
 
 
 def test_sync_inserts_a_row_with_every_column(pods: MirrorStore) -> None:
-    obj = pod("a", "u1", labels={"app": "web"}, annotations={"note": "x"})
+    obj = api_pod("a", "u1", labels={"app": "web"}, annotations={"note": "x"})
     assert pods.sync(obj) is True
     rows = pods.rows()
     assert rows == {"u1": MirrorRow("u1", "default", "a", "1", {"node": "n1", "phase": "Running"})}
@@ -67,7 +43,7 @@ def test_sync_inserts_a_row_with_every_column(pods: MirrorStore) -> None:
 
 
 def test_resyncing_an_unchanged_object_writes_nothing(pods: MirrorStore) -> None:
-    obj = pod("a", "u1")
+    obj = api_pod("a", "u1")
     assert pods.sync(obj)
     assert pods.writes == 1
     assert pods.sync(copy.deepcopy(obj)) is False
@@ -75,21 +51,21 @@ def test_resyncing_an_unchanged_object_writes_nothing(pods: MirrorStore) -> None
 
 
 def test_a_new_resource_version_is_written(pods: MirrorStore) -> None:
-    pods.sync(pod("a", "u1", "1"))
-    assert pods.sync(pod("a", "u1", "2", phase="Succeeded"))
+    pods.sync(api_pod("a", "u1", "1"))
+    assert pods.sync(api_pod("a", "u1", "2", phase="Succeeded"))
     assert pods.rows()["u1"].columns["phase"] == "Succeeded"
     assert pods.writes == 2
 
 
 def test_a_recreated_object_replaces_the_row_of_its_old_uid(pods: MirrorStore) -> None:
-    pods.sync(pod("a", "u1", "1"))
-    assert pods.sync(pod("a", "u2", "7"))
+    pods.sync(api_pod("a", "u1", "1"))
+    assert pods.sync(api_pod("a", "u2", "7"))
     assert list(pods.rows()) == ["u2"]
     assert pods.writes == 3  # insert, insert, delete of the old incarnation
 
 
 def test_terminating_objects_are_stored_with_their_deletion_timestamp(pods: MirrorStore) -> None:
-    pods.sync(pod("a", "u1", deletionTimestamp="2024-05-01T12:00:00Z", finalizers=["x"]))
+    pods.sync(api_pod("a", "u1", deletionTimestamp="2024-05-01T12:00:00Z", finalizers=["x"]))
     with pods.database.engine.connect() as conn:
         stamp = conn.execute(sa.select(pods.table.c.deletion_timestamp)).scalar_one()
     assert (stamp.year, stamp.month, stamp.day, stamp.hour) == (2024, 5, 1, 12)
@@ -124,8 +100,8 @@ def test_objects_that_cannot_be_rows_are_refused(pods: MirrorStore, obj: Any, me
 
 
 def test_delete_removes_the_row_and_is_idempotent(pods: MirrorStore) -> None:
-    pods.sync(pod("a", "u1"))
-    pods.sync(pod("b", "u2"))
+    pods.sync(api_pod("a", "u1"))
+    pods.sync(api_pod("b", "u2"))
     assert pods.delete(ObjectKey("default", "a")) is True
     assert pods.delete("default/a") is False
     assert list(pods.rows()) == ["u2"]
@@ -136,13 +112,13 @@ def test_delete_removes_the_row_and_is_idempotent(pods: MirrorStore) -> None:
 
 
 def test_matches_compares_uid_resource_version_and_declared_columns(pods: MirrorStore) -> None:
-    obj = pod("a", "u1", "5")
+    obj = api_pod("a", "u1", "5")
     pods.sync(obj)
     row = pods.rows()["u1"]
     assert pods.matches(obj, row)
-    assert not pods.matches(pod("a", "u2", "5"), row)
-    assert not pods.matches(pod("a", "u1", "6"), row)
-    assert not pods.matches(pod("a", "u1", "5", node="n2"), row)
+    assert not pods.matches(api_pod("a", "u2", "5"), row)
+    assert not pods.matches(api_pod("a", "u1", "6"), row)
+    assert not pods.matches(api_pod("a", "u1", "5", node="n2"), row)
     assert not pods.matches({"metadata": None}, row)
     stale = MirrorRow("u1", "default", "a", "5", {"node": "n1", "phase": "Pending"})
     assert not pods.matches(obj, stale)
@@ -150,11 +126,11 @@ def test_matches_compares_uid_resource_version_and_declared_columns(pods: Mirror
 
 
 def test_the_store_plugs_into_diff(pods: MirrorStore) -> None:
-    live = [pod("a", "u1", "1"), pod("b", "u2", "1"), pod("c", "u3", "1")]
+    live = [api_pod("a", "u1", "1"), api_pod("b", "u2", "1"), api_pod("c", "u3", "1")]
     for obj in live[:2]:
         pods.sync(obj)
-    pods.sync(pod("gone", "u9"))
-    live[1] = pod("b", "u2", "2")
+    pods.sync(api_pod("gone", "u9"))
+    live[1] = api_pod("b", "u2", "2")
     assert diff(live, pods.rows(), pods.matches, pods.key) == [
         ObjectKey("default", "b"),
         ObjectKey("default", "c"),
@@ -166,10 +142,10 @@ def test_the_store_plugs_into_diff(pods: MirrorStore) -> None:
 
 
 def test_a_batch_applies_in_one_transaction_and_counts_writes(pods: MirrorStore) -> None:
-    pods.sync(pod("old", "u0"))
+    pods.sync(api_pod("old", "u0"))
     with pods.batch() as batch:
         for i in range(50):
-            batch.sync(pod(f"p{i}", f"u{i + 1}"))
+            batch.sync(api_pod(f"p{i}", f"u{i + 1}"))
         batch.delete("default/old")
         batch.set_resource_version("123")
         assert len(batch) == 51
@@ -180,7 +156,7 @@ def test_a_batch_applies_in_one_transaction_and_counts_writes(pods: MirrorStore)
 
 
 def test_a_batch_of_unchanged_objects_writes_nothing(pods: MirrorStore) -> None:
-    objs = [pod(f"p{i}", f"u{i}") for i in range(10)]
+    objs = [api_pod(f"p{i}", f"u{i}") for i in range(10)]
     with pods.batch() as batch:
         for obj in objs:
             batch.sync(obj)
@@ -193,12 +169,12 @@ def test_a_batch_of_unchanged_objects_writes_nothing(pods: MirrorStore) -> None:
 
 def test_a_batch_keeps_the_order_of_syncs_and_deletes(pods: MirrorStore) -> None:
     with pods.batch() as batch:
-        batch.sync(pod("a", "u1", "1"))
+        batch.sync(api_pod("a", "u1", "1"))
         batch.delete("default/a")
-        batch.sync(pod("b", "u2", "1"))
-        batch.sync(pod("b", "u2", "2"))
-        batch.sync(pod("c", "u3", "1"))
-        batch.sync(pod("c", "u4", "5"))  # recreated within the batch
+        batch.sync(api_pod("b", "u2", "1"))
+        batch.sync(api_pod("b", "u2", "2"))
+        batch.sync(api_pod("c", "u3", "1"))
+        batch.sync(api_pod("c", "u4", "5"))  # recreated within the batch
         batch.delete("default/none")
     rows = pods.rows()
     assert sorted(rows) == ["u2", "u4"]
@@ -208,7 +184,7 @@ def test_a_batch_keeps_the_order_of_syncs_and_deletes(pods: MirrorStore) -> None
 def test_a_batch_whose_block_raises_writes_nothing(pods: MirrorStore) -> None:
     def relist() -> None:
         with pods.batch() as batch:
-            batch.sync(pod("a", "u1"))
+            batch.sync(api_pod("a", "u1"))
             raise RuntimeError("the relist failed")
 
     with pytest.raises(RuntimeError):
@@ -249,7 +225,7 @@ INJECTION = "'; DROP TABLE pods; --"
 
 
 def test_values_that_look_like_sql_are_stored_as_data(pods: MirrorStore) -> None:
-    obj = pod(
+    obj = api_pod(
         "a",
         INJECTION,
         INJECTION,
@@ -273,7 +249,7 @@ def test_reserved_words_as_table_and_column_names_are_quoted(database: MirrorDat
     store = database.store(
         PODS, [Column("select", "spec.nodeName"), Column("order", "status.phase")], table="table"
     )
-    store.sync(pod("a", "u1"))
+    store.sync(api_pod("a", "u1"))
     assert store.rows()["u1"].columns == {"select": "n1", "order": "Running"}
 
 
@@ -376,7 +352,7 @@ def test_other_kinds_named_secret_keep_their_data(database: MirrorDatabase) -> N
 
 
 def test_objects_and_count_read_the_whole_table(pods: MirrorStore) -> None:
-    a, b = pod("a", "u1"), pod("b", "u2", namespace="other")
+    a, b = api_pod("a", "u1"), api_pod("b", "u2", namespace="other")
     pods.sync(a)
     pods.sync(b)
     assert pods.count() == 2
@@ -403,7 +379,7 @@ def test_an_in_memory_sqlite_database_is_shared_by_threads() -> None:
     with MirrorDatabase("sqlite://") as db:
         store = db.store(PODS)
         threads = [
-            threading.Thread(target=store.sync, args=(pod(f"p{i}", f"u{i}"),), name=f"sync-{i}")
+            threading.Thread(target=store.sync, args=(api_pod(f"p{i}", f"u{i}"),), name=f"sync-{i}")
             for i in range(4)
         ]
         for thread in threads:

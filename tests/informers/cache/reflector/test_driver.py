@@ -21,10 +21,7 @@ from informers.errors import (
 )
 from informers.rest.listwatch import ListOptions
 from informers.testing.fake import FakeClock, FakeListerWatcher, FakeWatch
-
-
-def pod(name: str, rv: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv}}
+from tests.helpers import pod
 
 
 class RecordingStore:

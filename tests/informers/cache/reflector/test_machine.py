@@ -57,13 +57,10 @@ from informers.errors import (
     WatchDecodeError,
 )
 from informers.rest.listwatch import ListOptions
+from tests.helpers import pod
 
 CFG = ReflectorConfig(description="pods", page_size=2)
 STREAM_CFG = ReflectorConfig(description="pods", use_watch_list=True, watch_list_deadline=7.0)
-
-
-def pod(name: str, rv: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv}}
 
 
 def page(items: list[Any], rv: str, cont: str = "") -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Helpers shared by the emulator tests: object builders and a raw watch reader."""
+"""Helpers shared by the emulator tests: a pod builder and a raw watch reader
+(the other object builders are in tests/helpers.py)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,6 @@ def pod(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[st
         "metadata": {"name": name, "labels": labels or {}},
         "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec},
     }
-
-
-def configmap(name: str, **data: str) -> dict[str, Any]:
-    return {"metadata": {"name": name}, "data": dict(data)}
 
 
 class RawWatch:

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 import urllib3
-from apiserver_helpers import configmap
 from kubernetes import client
 
 from informers.testing import ApiServer, ApiServerError
+from tests.helpers import configmap
 
 
 @pytest.fixture

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from apiserver_helpers import configmap, pod
+from apiserver_helpers import pod
 from kubernetes import client, watch
 
 from informers.testing import ApiServer, ApiServerError
 from informers.wire.resources import Resource
+from tests.helpers import configmap
 
 
 def _status(exc: client.ApiException) -> dict:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from apiserver_helpers import configmap
 from kubernetes import client
 
 from informers.testing import ApiServer
+from tests.helpers import configmap
 
 
 def _error(exc: client.ApiException) -> dict:

@@ -8,10 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from apiserver_helpers import RawWatch, configmap, names
+from apiserver_helpers import RawWatch, names
 from kubernetes import client, watch
 
 from informers.testing import ApiServer
+from tests.helpers import configmap
 
 
 def _rv(obj: object) -> int:

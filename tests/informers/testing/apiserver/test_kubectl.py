@@ -18,7 +18,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import pytest
 
@@ -33,6 +33,7 @@ from informers.wire.resources import (
     STATEFULSETS,
     Resource,
 )
+from tests.helpers import configmap
 
 pytestmark = pytest.mark.kubectl
 
@@ -180,10 +181,6 @@ def _stop(process: subprocess.Popen[str], *readers: LineReader) -> None:
             stream.close()
 
 
-def _configmap(name: str, namespace: str = "default", **data: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": namespace}, "data": data}
-
-
 def test_kubectl_version(kubectl: Kubectl) -> None:
     version = json.loads(kubectl.run("version", "-o", "json"))
     assert version["serverVersion"]["gitVersion"] == SERVER_GIT_VERSION
@@ -210,7 +207,7 @@ def test_kubectl_get_pods_namespaces_configmaps(kubectl: Kubectl, server: ApiSer
         "spec": {"containers": [{"name": "web", "image": "nginx"}]},
     }
     server.create(Resource("", "v1", "pods", "Pod"), pod, "default")
-    server.create(CONFIGMAPS, _configmap("settings", a="1", b="2"), "default")
+    server.create(CONFIGMAPS, configmap("settings", "default", a="1", b="2"), "default")
     pods = kubectl.run("get", "pods", "-n", "default").splitlines()
     assert pods[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert pods[1].split()[:2] == ["web-1", "0/1"]
@@ -359,8 +356,8 @@ def test_kubectl_apply_twice_sends_a_strategic_merge_patch(
 
 
 def test_kubectl_delete(kubectl: Kubectl, server: ApiServer) -> None:
-    server.create(CONFIGMAPS, _configmap("doomed"), "default")
-    server.create(CONFIGMAPS, _configmap("kept"), "default")
+    server.create(CONFIGMAPS, configmap("doomed", "default"), "default")
+    server.create(CONFIGMAPS, configmap("kept", "default"), "default")
     assert 'configmap "doomed" deleted' in kubectl.run(
         "delete", "configmap", "doomed", "-n", "default"
     )
@@ -379,7 +376,7 @@ def _next_event(reader: LineReader) -> list[str]:
 
 
 def test_kubectl_get_watch(kubectl: Kubectl, server: ApiServer) -> None:
-    server.create(CONFIGMAPS, _configmap("before"), "default")
+    server.create(CONFIGMAPS, configmap("before", "default"), "default")
     process = kubectl.popen("get", "configmaps", "-n", "default", "-w", "--output-watch-events")
     assert process.stdout is not None
     assert process.stderr is not None
@@ -387,7 +384,7 @@ def test_kubectl_get_watch(kubectl: Kubectl, server: ApiServer) -> None:
     err = LineReader(process.stderr, "kubectl-watch-stderr")
     try:
         assert _next_event(out) == ["ADDED", "before"]
-        server.create(CONFIGMAPS, _configmap("during"), "default")
+        server.create(CONFIGMAPS, configmap("during", "default"), "default")
         assert _next_event(out) == ["ADDED", "during"]
         updated = server.get(CONFIGMAPS, "during", "default")
         server.update(CONFIGMAPS, {**updated, "data": {"x": "1"}})
@@ -399,7 +396,7 @@ def test_kubectl_get_watch(kubectl: Kubectl, server: ApiServer) -> None:
 
 
 def test_kubectl_get_watch_prints_one_table(kubectl: Kubectl, server: ApiServer) -> None:
-    server.create(CONFIGMAPS, _configmap("before", k="v"), "default")
+    server.create(CONFIGMAPS, configmap("before", "default", k="v"), "default")
     process = kubectl.popen("get", "configmaps", "-n", "default", "-w")
     assert process.stdout is not None
     assert process.stderr is not None
@@ -407,7 +404,7 @@ def test_kubectl_get_watch_prints_one_table(kubectl: Kubectl, server: ApiServer)
     err = LineReader(process.stderr, "kubectl-watch-stderr")
     try:
         lines = [out.next(), out.next()]  # the list: header and one row
-        server.create(CONFIGMAPS, _configmap("during"), "default")
+        server.create(CONFIGMAPS, configmap("during", "default"), "default")
         lines.append(out.next())
         server.delete(CONFIGMAPS, "before", "default")
         lines.append(out.next())
@@ -441,7 +438,7 @@ def test_kubectl_scale(kubectl: Kubectl, server: ApiServer) -> None:
 
 def test_kubectl_get_chunk_size(kubectl: Kubectl, server: ApiServer) -> None:
     for number in range(5):
-        server.create(CONFIGMAPS, _configmap(f"cm-{number}"), "default")
+        server.create(CONFIGMAPS, configmap(f"cm-{number}", "default"), "default")
     out, log = kubectl.run_verbose(
         "get", "configmaps", "-n", "default", "--chunk-size=2", "-o", "name", "-v=6"
     )
@@ -577,7 +574,7 @@ def test_kubectl_over_https_with_a_token(
     err = LineReader(process.stderr, "kubectl-tls-watch-err")
     try:
         assert secure_server.wait_for_watch_count(1, timeout=TIMEOUT)
-        secure_server.create(CONFIGMAPS, _configmap("late"), "default")
+        secure_server.create(CONFIGMAPS, configmap("late", "default"), "default")
         seen = [out.next() for _ in range(3)]  # the header, the listed one, then the event
         assert seen[-1].split()[:2] == ["ADDED", "late"], seen
     finally:

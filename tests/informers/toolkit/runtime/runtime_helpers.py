@@ -31,10 +31,6 @@ class RecordingSink:
             return list(self.items)
 
 
-def pod(name: str, ns: str = "default", **labels: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": ns, "labels": labels}, "spec": {}}
-
-
 class ListSource:
     """A user-written source (the protocol, nothing more): pushes a fixed
     list of requests on start, synchronously. Records when it was started."""

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from runtime_helpers import ListSource, Reconciler, pod
+from runtime_helpers import ListSource, Reconciler
 
 from informers.cache.informer import SharedIndexInformer
 from informers.errors import CacheSyncTimeoutError
@@ -25,6 +25,7 @@ from informers.toolkit.runtime import (
 from informers.toolkit.workqueue import ItemExponentialFailureRateLimiter
 from informers.util.clock import REAL_CLOCK
 from informers.wire.resources import CONFIGMAPS, PODS, REPLICASETS
+from tests.helpers import new_pod
 
 R = Request
 MakeInformer = Callable[..., SharedIndexInformer]
@@ -47,7 +48,7 @@ def replica_set(name: str, ns: str = "default") -> dict[str, Any]:
 
 
 def owned_pod(name: str, rs: dict[str, Any], controller: bool = True) -> dict[str, Any]:
-    body = pod(name, rs["metadata"]["namespace"], app=rs["metadata"]["name"])
+    body = new_pod(name, rs["metadata"]["namespace"], app=rs["metadata"]["name"])
     body["metadata"]["ownerReferences"] = [
         {
             "apiVersion": "apps/v1",
@@ -90,7 +91,7 @@ def test_a_pod_event_reconciles_its_replica_set(
         assert sorted(r for r, _ in rec.calls) == [R("default", "rs-a"), R("team", "rs-b")]
         before = rec.count(R("team", "rs-b"))
         # an un-owned pod and a pod owned by someone else map to nothing ...
-        api_server.create(PODS, pod("loner", "team"))
+        api_server.create(PODS, new_pod("loner", "team"))
         foreign = owned_pod("foreign", rs_b)
         foreign["metadata"]["ownerReferences"][0]["kind"] = "StatefulSet"
         api_server.create(PODS, foreign)
@@ -112,7 +113,7 @@ def test_a_pod_event_reconciles_its_replica_set(
 def test_generation_changed_skips_status_updates(
     api_server: ApiServer, make_informer: MakeInformer
 ) -> None:
-    api_server.create(PODS, pod("web"))
+    api_server.create(PODS, new_pod("web"))
     pods = make_informer(PODS)
     pods.start()
     rec = Reconciler(REAL_CLOCK)
@@ -126,7 +127,7 @@ def test_generation_changed_skips_status_updates(
         current = api_server.get(PODS, "web")
         current["status"] = {"phase": "Running"}
         api_server.update(PODS, current)  # a status change: same generation
-        api_server.create(PODS, pod("marker"))  # after it on the same watch
+        api_server.create(PODS, new_pod("marker"))  # after it on the same watch
         assert rec.wait_for(lambda calls: any(r == R("default", "marker") for r, _ in calls))
         assert controller.wait_idle(10)
         assert rec.count(R("default", "web")) == 1
@@ -143,7 +144,7 @@ def test_sources_push_their_initial_state_in_order_before_workers_start(
 ) -> None:
     namespace(api_server, "pods", "cms")
     for n in range(5):
-        api_server.create(PODS, pod(f"pod-{n}", "pods"))
+        api_server.create(PODS, new_pod(f"pod-{n}", "pods"))
     for n in range(3):
         api_server.create(CONFIGMAPS, {"metadata": {"name": f"cm-{n}", "namespace": "cms"}})
     pods, cms = make_informer(PODS), make_informer(CONFIGMAPS)
@@ -206,8 +207,8 @@ def test_the_sync_timeout_names_the_informer_not_started(
 def test_errors_are_retried_with_backoff_until_success(
     api_server: ApiServer, make_informer: MakeInformer
 ) -> None:
-    api_server.create(PODS, pod("flaky"))
-    api_server.create(PODS, pod("steady"))
+    api_server.create(PODS, new_pod("flaky"))
+    api_server.create(PODS, new_pod("steady"))
     pods = make_informer(PODS)
     pods.start()
     failures = {R("default", "flaky"): 3}
@@ -245,7 +246,7 @@ def test_errors_are_retried_with_backoff_until_success(
 def test_stop_with_an_informer_source_and_work_in_flight(
     api_server: ApiServer, make_informer: MakeInformer
 ) -> None:
-    api_server.create(PODS, pod("slow"))
+    api_server.create(PODS, new_pod("slow"))
     pods = make_informer(PODS)
     pods.start()
     entered, release, finished = threading.Event(), threading.Event(), threading.Event()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from runtime_helpers import RecordingSink, pod
+from runtime_helpers import RecordingSink
 
 from informers.cache.informer import SharedIndexInformer
 from informers.errors import InformerStateError
@@ -28,6 +28,7 @@ from informers.util.backoff import ExponentialBackoff, jittered
 from informers.util.channels import Channel
 from informers.wire.objects import DeletedFinalStateUnknown
 from informers.wire.resources import PODS
+from tests.helpers import new_pod
 
 R = Request
 
@@ -39,7 +40,7 @@ def test_informer_source_pushes_the_initial_list_before_it_counts_as_synced(
     api_server: ApiServer, make_informer: Callable[..., SharedIndexInformer], sink: RecordingSink
 ) -> None:
     for n in range(20):
-        api_server.create(PODS, pod(f"p{n:02d}"))
+        api_server.create(PODS, new_pod(f"p{n:02d}"))
     informer = make_informer()
     source = InformerSource(informer)
     assert source.name == "informer pods"
@@ -62,7 +63,7 @@ def test_informer_source_events_and_predicates(
     source = InformerSource(informer, predicates=[generation_changed()])
     source.start(sink)
     assert source.wait_synced(10)
-    created = api_server.create(PODS, pod("web"))
+    created = api_server.create(PODS, new_pod("web"))
     assert sink.wait_for(lambda items: items == [R("default", "web")])
     # a metadata-only change keeps the generation: dropped by the predicate ...
     created["metadata"]["labels"] = {"tier": "front"}
@@ -89,9 +90,9 @@ def test_informer_source_filters_with_plain_callables_and_maps(
     source.start(sink)
     informer.start()
     assert source.wait_synced(10)
-    api_server.create(PODS, pod("a", app="web"))
-    api_server.create(PODS, pod("b", app="db"))
-    api_server.create(PODS, pod("c", app="web"))
+    api_server.create(PODS, new_pod("a", app="web"))
+    api_server.create(PODS, new_pod("b", app="db"))
+    api_server.create(PODS, new_pod("c", app="web"))
     assert sink.wait_for(lambda items: len(items) == 4)
     assert informer.wait_idle(10)
     assert sink.snapshot() == [R("apps", "web"), R("apps", "all")] * 2
@@ -110,7 +111,7 @@ def test_informer_source_update_maps_old_and_new(
     source.start(sink)
     informer.start()
     assert source.wait_synced(10)
-    created = api_server.create(PODS, pod("web", team="a"))
+    created = api_server.create(PODS, new_pod("web", team="a"))
     created["metadata"]["labels"] = {"team": "b"}
     api_server.update(PODS, created)
     assert sink.wait_for(lambda items: len(items) == 3)

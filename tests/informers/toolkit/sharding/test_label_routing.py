@@ -30,7 +30,7 @@ from informers.toolkit.sharding import (
     ShardLease,
     ring_key,
     shard_label,
-    shard_selector,
+    shard_label_selector,
 )
 from informers.util.backoff import ExponentialBackoff
 from informers.wire.resources import CONFIGMAPS
@@ -77,7 +77,7 @@ class Replica:
         self.shard, self.timeline, self.done = shard, timeline, done
         self.transport = ApiClientTransport(client)
         self.lease = ShardLease(client, "default", RING, shard, **LEASE)
-        self.informer = informer(client, f"cm-{shard}", shard_selector(RING, shard))
+        self.informer = informer(client, f"cm-{shard}", shard_label_selector(RING, shard))
         reconcile = DrainingReconciler(
             self.reconcile,
             client,
