@@ -557,10 +557,9 @@ class RealFIFO:
                 if obj is None:  # only a writer bypassing the queue removes one now
                     continue
                 queued.append(_Item(_new_delta(sync, obj), key))
-            if len(queued) > before:
-                if self._armed:
-                    self._armed = False
-                    self._ring()
+            if len(queued) > before and self._armed:
+                self._armed = False
+                self._ring()
 
     def close(self) -> None:
         """Close the queue and wake every blocked :meth:`pop`. Entries already
