@@ -129,7 +129,11 @@ class Reflector:
     thread (:meth:`run`).
 
     ``should_resync`` (with ``resync_period`` > 0) is asked every period
-    whether to call ``store.resync()``. ``watch_error_handler(reflector,
+    whether to call ``store.resync()``; both run on the clock's timer thread,
+    which every timer of the clock shares, so a store whose resync takes
+    long should be driven through ``resync_handoff`` instead: called every
+    period in their place, on that thread, it must only hand the resync to
+    the thread that does it (the informer's loop does it so). ``watch_error_handler(reflector,
     error)`` is called (outside any lock) for every reported error; it must
     not block for long. Read accessors are thread-safe. Stopping: set the
     ``stop`` event passed to :meth:`run`; an open watch is interrupted at once.
@@ -152,12 +156,13 @@ class Reflector:
         clock: Clock = REAL_CLOCK,
         backoff: BackoffManager | None = None,
         rng: random.Random | None = None,
+        resync_handoff: Callable[[], None] | None = None,
     ) -> None:
         self.config = config or ReflectorConfig()
         self.name = name or f"reflector-{self.config.description}"
         # Set here, never rebound (the objects themselves are thread-safe or
         # immutable): config, name, _lw, _store, _clock, _rng, _backoff,
-        # _resync_period, _should_resync.
+        # _resync_period, _should_resync, _resync_handoff.
         self._lw = lister_watcher
         self._store = store
         self._clock = clock
@@ -165,6 +170,7 @@ class Reflector:
         self._backoff = backoff or BackoffManager(clock=clock, rng=self._rng)
         self._resync_period = resync_period
         self._should_resync = should_resync
+        self._resync_handoff = resync_handoff
 
         # The one lock. _cond guards exactly the fields below, which are read
         # and written only under it -- except _state and _transitions: the
@@ -383,7 +389,12 @@ class Reflector:
         def fire() -> None:
             if stop.is_set():
                 return
-            if self._should_resync is None or self._should_resync():
+            if self._resync_handoff is not None:
+                try:
+                    self._resync_handoff()
+                except Exception:
+                    log.exception("%s: handing the resync off failed", self.name)
+            elif self._should_resync is None or self._should_resync():
                 try:
                     self._store.resync()
                 except Exception:
