@@ -50,6 +50,7 @@ from informers.reflector.machine import (
     Stopped,
     StopRequested,
     StoreAdd,
+    StoreBookmark,
     StoreDelete,
     StoreUpdate,
     Streaming,
@@ -82,7 +83,10 @@ class ReflectorStore(Protocol):
     collects the list in it (see :mod:`informers.listbuffer`) and hands
     ``replace`` the buffer's :class:`~informers.listbuffer.PreparedList`
     instead of the decoded objects. Without it (or when it returns ``None``)
-    a list is collected as decoded objects in a dict.
+    a list is collected as decoded objects in a dict. A store may also offer
+    ``bookmark(resource_version)`` (as :meth:`RealFIFO.bookmark
+    <informers.fifo.RealFIFO.bookmark>` does): it is called, in order with
+    the events, for every watch bookmark that moves the resource version.
     """
 
     def add(self, obj: Any) -> None: ...
@@ -467,6 +471,10 @@ class Reflector:
                 self._store.update(obj)
             case StoreDelete(obj):
                 self._store.delete(obj)
+            case StoreBookmark(rv):
+                bookmark = getattr(self._store, "bookmark", None)
+                if bookmark is not None:
+                    bookmark(rv)
             case Buffer(items):
                 buffer = self._buffer
                 if isinstance(buffer, dict):
@@ -628,6 +636,7 @@ class Reflector:
             raise AssertionError(f"{self.name}: no input after {state!r}")
         store = self._store
         add, update, delete = store.add, store.update, store.delete
+        bookmark: Callable[[str], None] | None = getattr(store, "bookmark", None)
         publish = self._publish
         while not stop.is_set():
             try:
@@ -649,6 +658,8 @@ class Reflector:
                 update(obj)
             elif action == "DELETED":
                 delete(obj)
+            elif action == "BOOKMARK" and bookmark is not None:
+                bookmark(state.rv)
             publish(state)
         return StopRequested()
 
