@@ -26,7 +26,6 @@ any thread.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import queue
 import threading
@@ -477,7 +476,9 @@ class SharedProcessor:
         self.name = name
         self._clock = clock
         self._on_join = on_join
-        self._counter = itertools.count()  # thread-safe in CPython
+        # Numbers the listener threads: guarded by _lock (itertools.count
+        # is thread-safe only under the GIL).
+        self._next_number = 0
         self._lock = threading.Lock()
         # --- guarded by _lock -------------------------------------------------
         # Admitted registrations. Replaced (never mutated) under the lock, so
@@ -515,11 +516,14 @@ class SharedProcessor:
         entry whether to hand the registration that entry's notifications at
         all (the signal bridge skips them while nothing listens). Raises
         :class:`~informers.InformerStateError` once stopped."""
+        with self._lock:
+            number = self._next_number
+            self._next_number += 1
         reg = ResourceEventHandlerRegistration(
             self,
             handler,
             resync_period,
-            f"listener-{self.name}-{next(self._counter)}",
+            f"listener-{self.name}-{number}",
             deliver_existing=deliver_existing,
             gate=gate,
         )
