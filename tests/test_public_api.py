@@ -211,6 +211,7 @@ REFLECTOR_ALL = {
     "StopRequested",
     "Stopped",
     "StoreAdd",
+    "StoreBookmark",
     "StoreDelete",
     "StoreUpdate",
     "Streaming",
