@@ -215,6 +215,7 @@ REFLECTOR_ALL = {
     "StopRequested",
     "Stopped",
     "StoreAdd",
+    "StoreBookmark",
     "StoreDelete",
     "StoreUpdate",
     "Streaming",

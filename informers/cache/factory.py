@@ -39,8 +39,10 @@ __all__ = ["SharedInformerFactory"]
 
 def _synced_or_failed(informer: SharedIndexInformer) -> bool:
     reflector = informer.reflector
-    return informer.has_synced() or (
-        reflector is not None and reflector.permanent_error() is not None
+    return (
+        informer.has_synced()
+        or informer.is_stopped()
+        or (reflector is not None and reflector.permanent_error() is not None)
     )
 
 
@@ -190,17 +192,30 @@ class SharedInformerFactory:
             return dict(self._informers)
 
     def start(self) -> None:
-        """Start every informer not started yet."""
+        """Start every informer not started yet.
+
+        Raises :class:`~informers.errors.InformerStateError` once
+        :meth:`shutdown` was called -- also when it is called while this
+        runs: then no informer is left running (each informer's start and
+        stop are atomic with respect to each other)."""
         with self._lock:
             if self._shut_down:
                 raise InformerStateError("the factory was shut down")
             todo = [(r, i) for r, i in self._informers.items() if r not in self._started]
             self._started.update(r for r, _ in todo)
         for _, informer in todo:
-            informer.start()
+            try:
+                informer.start()
+            except InformerStateError as exc:
+                with self._lock:
+                    shut_down = self._shut_down
+                if shut_down:  # shutdown() stopped it first
+                    raise InformerStateError("the factory was shut down") from exc
+                raise
 
     def wait_for_cache_sync(self, timeout: float | None = None) -> dict[str, str]:
-        """Block until every started informer synced or ``timeout`` passed.
+        """Block until every started informer synced (or stopped: at once)
+        or ``timeout`` passed.
 
         Returns the informers that are not synced, keyed by the resource's
         short name (``"pods"``, ``"deployments.apps"``), with why (empty: all

@@ -47,8 +47,13 @@ returns, its entry counts as pending for :meth:`~RealFIFO.replace` and
 the entry counts as consumed, not requeued (see :meth:`RealFIFO.pop`).
 
 Thread-safety: every method may be called from any thread. One lock guards
-the queue; user code (key function, transform, ``known_objects``,
-``process``) is never called with the lock held. ``add``, ``update`` and
+the queue; user code (key function, transform, ``process``) is never called
+with the lock held. ``known_objects`` (the consumer's cache, not user code)
+is: :meth:`~RealFIFO.replace` and :meth:`~RealFIFO.resync` read it in one
+pass under the queue's lock, as client-go does, so that no entry is applied
+between reading the pending keys and reading the cache (the one exception
+to "never hold two locks": queue, then cache, in that order; the cache must
+never call into the queue). ``add``, ``update`` and
 ``delete`` take no lock at all: they append to an intake that everything
 else (each pop, ``replace``, ``len``...) first moves into the queue, in
 order, under the lock, so nothing observes the difference. The producer
@@ -410,9 +415,6 @@ class RealFIFO:
         #: Popped entries whose ``process`` has not returned yet, by pop token.
         self._in_flight: dict[int, _Item] = {}
         self._next_token = 0
-        #: Number of entries ever appended: lets replace/resync detect a
-        #: producer that raced them while they read ``known_objects``.
-        self._appended = 0
         #: True once the first relist was queued, or add/update/delete came first.
         self._populated = False
         #: Initial-population entries not yet fully processed. Invariant: equals
@@ -474,8 +476,10 @@ class RealFIFO:
         first relist (when nothing was added, updated or deleted before)
         defines the initial population that :meth:`has_synced` waits for.
 
-        Reads ``known_objects`` without holding the queue lock; if another
-        producer queues something meanwhile, the computation is redone.
+        The pending keys and ``known_objects`` are read in one pass under
+        the queue's lock (as :meth:`resync` does; the cache is asked only
+        for its keys and for the objects of the keys the list no longer
+        has), so nothing is ever computed twice.
         """
         key_func = self._key_func
         objs: Sequence[Any]
@@ -495,10 +499,8 @@ class RealFIFO:
             keys = [key_func(obj) for obj in objs]
         listed = set(keys)
         listed_keys = tuple(keys)
-        while True:
-            with self._lock:
-                pending = self._pending_locked()  # drains the intake first
-                seen = self._appended
+        with self._lock:
+            pending = self._pending_locked()  # drains the intake first
             # Cached objects are never tombstones, and neither is the last
             # pending object of a key unless that change is a deletion.
             tombstones = [
@@ -511,17 +513,12 @@ class RealFIFO:
                 for key, obj in self._known_items(skip=listed.union(pending))
             ]
             relist = Relist(objs, listed_keys, tuple(tombstones), resource_version)
-            with self._lock:
-                self._drain_locked()
-                if self._appended != seen:
-                    continue  # a producer raced us: the pending set is stale
-                self._append_locked(_Item(None, "", relist))
-                if not self._populated:
-                    self._populated = True
-                    for queued in self._queue:
-                        queued.initial = True
-                    self._initial_population_count = len(self._queue)
-                break
+            self._append_locked(_Item(None, "", relist))
+            if not self._populated:
+                self._populated = True
+                for queued in self._queue:
+                    queued.initial = True
+                self._initial_population_count = len(self._queue)
         logger.debug(
             "relist queued: %d listed, %d deleted, resourceVersion %s",
             len(objs),
@@ -533,21 +530,36 @@ class RealFIFO:
         """Queue a ``Sync`` delta (one entry each) for every cached object whose
         key has nothing pending in the queue: an object with pending changes
         would be replayed with a stale state. No-op without ``known_objects``.
+
+        One pass, under the queue's lock, as client-go does it: the keys
+        pending and the cache are read together, so no entry can be taken
+        (and applied to the cache) between the two. Producers' ``add``,
+        ``update`` and ``delete`` take no lock and are not held up; ``pop``,
+        ``replace`` and ``bookmark`` wait for the pass (time linear in the
+        cache). It is the one place that holds two locks: the queue's, then
+        the cache's (``known_objects``), always in that order (the cache
+        never calls into the queue). Call it on the thread that owns the
+        resync, never on a clock's shared timer thread (the informer hands
+        it to its loop, which replays its cache itself).
         """
-        if self._known_objects is None:
+        known = self._known_objects
+        if known is None:
             return
-        while True:
-            with self._lock:
-                pending = self._pending_locked()  # drains the intake first
-                seen = self._appended
-            cached = self._known_items(skip=pending.keys(), missing_ok=True)
-            with self._lock:
-                self._drain_locked()
-                if self._appended != seen:
+        sync = DeltaType.SYNC
+        with self._lock:
+            pending = self._pending_locked()  # drains the intake first
+            queued = self._queue
+            before = len(queued)
+            for key in known.list_keys():
+                if key in pending:
                     continue
-                for key, obj in cached:
-                    self._append_locked(_Item(Delta(DeltaType.SYNC, obj), key))
-                break
+                obj = known.get_by_key(key)
+                if obj is None:  # only a writer bypassing the queue removes one now
+                    continue
+                queued.append(_Item(_new_delta(sync, obj), key))
+            if len(queued) > before and self._armed:
+                self._armed = False
+                self._ring()
 
     def close(self) -> None:
         """Close the queue and wake every blocked :meth:`pop`. Entries already
@@ -759,12 +771,9 @@ class RealFIFO:
     def _drain_locked(self) -> None:
         """Move the intake into the queue, in order (see ``_intake``)."""
         intake, queued = self._intake, self._queue
-        moved = 0
-        while intake:
-            queued.append(intake.popleft())
-            moved += 1
-        if moved:
-            self._appended += moved
+        if intake:
+            while intake:
+                queued.append(intake.popleft())
             self._populated = True
 
     def _take_locked(self) -> tuple[_Item, int, bool]:
@@ -860,10 +869,8 @@ class RealFIFO:
         """Queue ``item`` after the queue, not after the intake: callers
         drain first where entries their own thread handed in must precede
         it; one another thread hands in meanwhile is concurrent with the
-        call, and comes after it (replace and resync computed their
-        entries without it, which is what that order needs)."""
+        call, and comes after it."""
         self._queue.append(item)
-        self._appended += 1
         if self._armed:
             self._armed = False
             self._ring()
@@ -893,12 +900,11 @@ class RealFIFO:
                 last[item.key] = _GONE if delta.type is DeltaType.DELETED else delta.object
         return last
 
-    def _known_items(
-        self, skip: Iterable[str], *, missing_ok: bool = False
-    ) -> list[tuple[str, Any]]:
+    def _known_items(self, skip: Iterable[str]) -> list[tuple[str, Any]]:
         """``(key, object)`` for every key of ``known_objects`` not in ``skip``;
-        called without the lock. A key that vanished between listing and
-        getting yields ``None`` (logged) unless ``missing_ok`` drops it."""
+        called with the lock held (see :meth:`resync`). A key that vanished
+        between listing and getting (only a writer bypassing the queue can
+        remove one) yields ``None``, logged."""
         known = self._known_objects
         if known is None:
             return []
@@ -909,9 +915,6 @@ class RealFIFO:
                 continue
             obj = known.get_by_key(key)
             if obj is None:
-                if missing_ok:
-                    logger.debug("key %s vanished from the cache during resync", key)
-                    continue
                 logger.warning("key %s vanished from the cache; tombstone without object", key)
             items.append((key, obj))
         return items

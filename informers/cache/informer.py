@@ -22,7 +22,21 @@ change after them, with nothing missed or repeated.
 
 Threads: ``informer-<name>`` (the loop), ``reflector-<name>`` (list/watch),
 ``reflector-<name>-stop`` and one ``listener-<name>-<n>`` per handler. All
-are joined by :meth:`SharedIndexInformer.stop`.
+are joined by :meth:`SharedIndexInformer.stop` -- called from another
+thread; called where the library runs user code (a handler, the watch
+error handler, an index function, a timer callback), ``stop()`` signals
+every thread to end and returns, and the next ``stop()`` from another
+thread joins them (see :func:`~informers.cache.registration.on_library_thread`).
+
+Resync: the reflector's resync timer runs on the clock's timer thread,
+which every timer of the process shares, so it only hands the resync to
+the loop (a counter and a :meth:`~informers.cache.fifo.RealFIFO.wake`). The loop,
+between two entries, picks the handlers that are due and hands each of
+them every cached object as an update of the object to itself (the
+cache's content at that point, which is exactly what the handlers have
+seen: nothing is stale, so no key is skipped). A cache that keeps objects
+encoded (``resync_items()``, as :class:`~informers.cache.compact.CompactStore`
+offers) has them decoded only when a handler reads them.
 """
 
 from __future__ import annotations
@@ -54,6 +68,8 @@ from informers.cache.registration import (
     ResourceEventHandlerRegistration,
     SharedProcessor,
     UpdateNotification,
+    mark_library_thread,
+    on_library_thread,
 )
 from informers.cache.store import IndexedStore, Indexer
 from informers.errors import FIFOClosedError, IndexFunctionError, InformerStateError
@@ -228,6 +244,13 @@ class SharedIndexInformer:
         # watch event's; resyncs do not move it): written by the loop thread
         # alone, read by wait_for_resource_version like _progress.
         self._applied_rv = -1
+        # Resyncs requested (by the reflector's resync timer, its only writer)
+        # and done (by the loop, its only writer): the loop resyncs when they
+        # differ. Plain ints read without a lock (see the GIL notes in
+        # docs/guide/concurrency.rst): a request is never lost, as the
+        # counter only grows and the wake-up after it makes the loop look.
+        self._resync_requests = 0
+        self._resyncs_done = 0
         # --- guarded by _lock -------------------------------------------------
         self._idle_waiters = 0  # threads in wait_idle(); read by the loop without the lock
         # The reflector's resync check period: the shortest handler period
@@ -237,6 +260,9 @@ class SharedIndexInformer:
         self._error_handler: WatchErrorHandler | None = None
         self._started = False
         self._stopped = False
+        # start() is between its first and last locked section: stop() from
+        # outside waits for it (a thread recorded then may not be started yet).
+        self._launching = False
         self._threads: list[threading.Thread] = []
         self._fifo: RealFIFO | None = None
         self._reflector: Reflector | None = None
@@ -339,8 +365,15 @@ class SharedIndexInformer:
         return self._synced_event.is_set()
 
     def wait_synced(self, timeout: float | None = None) -> bool:
-        """Block until :meth:`has_synced` or ``timeout`` real seconds; returns it."""
-        return self._synced_event.wait(timeout)
+        """Block until :meth:`has_synced`, ``timeout`` real seconds passed,
+        or the informer is stopped (then at once: a stopped informer never
+        syncs); returns :meth:`has_synced`."""
+        synced = self._synced_event
+        if synced.is_set():
+            return True
+        with self._cond:
+            self._cond.wait_for(lambda: synced.is_set() or self._stopped, timeout)
+        return synced.is_set()
 
     def last_sync_resource_version(self) -> str:
         """The RV the reflector last synced to ("" before start)."""
@@ -363,6 +396,9 @@ class SharedIndexInformer:
         with self._lock:
             return self._stopped
 
+    def _stopped_locked(self) -> bool:
+        return self._stopped
+
     def wait_idle(self, timeout: float = 5.0) -> bool:
         """Block until every queued entry has been applied (none is being
         processed either), every handler added so far has been admitted, and
@@ -379,7 +415,11 @@ class SharedIndexInformer:
                         break
                     seen = self._progress
                 # Read after ``seen``: progress made since is not missed.
-                if fifo.pending() == 0 and not self._processor.has_joining():
+                if (
+                    fifo.pending() == 0
+                    and not self._processor.has_joining()
+                    and self._resyncs_done == self._resync_requests
+                ):
                     break
                 if not self._wait_progress(seen, deadline):
                     return False
@@ -455,41 +495,67 @@ class SharedIndexInformer:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        """Start the reflector, the loop and the listeners on their threads."""
+        """Start the reflector, the loop and the listeners on their threads.
+
+        Raises :class:`~informers.errors.InformerStateError` when started
+        already, or stopped (before or while this call ran: an informer runs
+        once; a start that loses a race with :meth:`stop` starts nothing).
+        Atomic with respect to :meth:`stop`: a concurrent ``stop()`` from
+        another thread waits for the threads to be started, then joins them.
+        """
         with self._lock:
+            if self._stopped:
+                raise InformerStateError(
+                    f"{self.name}: the informer was stopped; an informer runs once"
+                )
             if self._started:
                 raise InformerStateError(f"{self.name}: already started")
             self._started = True
+            self._launching = True
             transform = self._transform
             handler = self._error_handler
             resync_check = self._resync_check
-        fifo = RealFIFO(
-            known_objects=self._indexer, transform=transform, list_buffer=self._list_buffers
-        )
-        reflector = Reflector(
-            self._lw,
-            fifo,
-            config=self._reflector_config,
-            name=f"reflector-{self.name}",
-            resync_period=resync_check,
-            should_resync=self._processor.should_resync,
-            watch_error_handler=handler,
-            clock=self._clock,
-            backoff=self._backoff,
-        )
-        loop = threading.Thread(target=self._loop, args=(fifo,), name=f"informer-{self.name}")
-        refl = threading.Thread(
-            target=reflector.run, args=(self._stop_event,), name=f"reflector-{self.name}"
-        )
-        loop.daemon = refl.daemon = True
-        with self._lock:
-            self._fifo = fifo
-            self._reflector = reflector
-            self._threads = [refl, loop]
-        # From here on, handlers join (the loop admits them).
-        self._processor.start()
-        loop.start()
-        refl.start()
+        try:
+            fifo = RealFIFO(
+                known_objects=self._indexer, transform=transform, list_buffer=self._list_buffers
+            )
+            reflector = Reflector(
+                self._lw,
+                fifo,
+                config=self._reflector_config,
+                name=f"reflector-{self.name}",
+                resync_period=resync_check,
+                resync_handoff=self._request_resync,
+                watch_error_handler=handler,
+                clock=self._clock,
+                backoff=self._backoff,
+            )
+            loop = threading.Thread(target=self._loop, args=(fifo,), name=f"informer-{self.name}")
+            refl = threading.Thread(
+                target=self._reflect, args=(reflector,), name=f"reflector-{self.name}"
+            )
+            loop.daemon = refl.daemon = True
+            with self._lock:
+                refused = self._stopped_locked()  # (a stop() may have run since)
+                if not refused:
+                    self._fifo = fifo
+                    self._reflector = reflector
+                    self._threads = [refl, loop]
+            if refused:  # stop() came first: nothing starts, no loop will end delivery
+                self._processor.end_delivery()
+                raise InformerStateError(
+                    f"{self.name}: stopped while starting; an informer runs once"
+                )
+            # From here on, handlers join (the loop admits them). A stop()
+            # meanwhile closed the queue and halted the listeners: the
+            # threads started below end at once.
+            self._processor.start()
+            loop.start()
+            refl.start()
+        finally:
+            with self._lock:
+                self._launching = False
+                self._cond.notify_all()
         log.info("%s: informer started", self.name)
 
     def run(self, stop: threading.Event) -> None:
@@ -505,21 +571,60 @@ class SharedIndexInformer:
         seconds). A list or watch request in flight is aborted when the
         lister-watcher supports it (:meth:`HTTPListerWatcher.abortable
         <informers.rest.listwatch.HTTPListerWatcher.abortable>`), so the
-        reflector thread ends at once. Idempotent."""
+        reflector thread ends at once. Threads waiting in
+        :meth:`wait_synced`, :meth:`wait_idle`,
+        :meth:`wait_for_resource_version` or a registration's
+        ``wait_synced`` return at once.
+
+        Safe from any thread, and idempotent: the first call signals every
+        thread to end. Called on a thread the library runs user code on (a
+        handler, the watch error handler, an index function, a timer
+        callback: see :func:`~informers.cache.registration.on_library_thread`) it
+        returns without joining (a thread cannot join itself, and joining
+        another that waits for it would deadlock); every call from another
+        thread joins what is still running -- so a later ``stop()`` joins
+        what an earlier one could not. Threads still running when
+        ``timeout`` expired are logged (a handler that never returns keeps
+        its thread); each handler still gets what was handed to it before
+        the loop ended: the loop stops between two batches of entries and
+        only then puts the listeners' stop markers, so nothing is ever
+        queued behind them.
+        """
         with self._lock:
-            if self._stopped:
-                return
+            first = not self._stopped
             self._stopped = True
             self._cond.notify_all()
-            threads = self._threads
             fifo = self._fifo
-        self._stop_event.set()
-        if fifo is not None:
-            fifo.close()
+            loop_runs = bool(self._threads)
+        if first:
+            self._stop_event.set()
+            self._processor.halt()  # sync waiters return; no listener starts
+            if fifo is not None:
+                fifo.close()
+            if not loop_runs:  # else the loop ends delivery as it ends
+                self._processor.end_delivery()
+            log.info("%s: informer stopping", self.name)
+        if on_library_thread():
+            return
+        with self._cond:
+            self._cond.wait_for(lambda: not self._launching)
+            threads = list(self._threads)
+        current = threading.current_thread()
         for t in threads:
-            t.join(timeout)
-        self._processor.stop()
-        log.info("%s: informer stopped", self.name)
+            if t is not current:
+                t.join(timeout)
+        alive = [t for t in threads if t.is_alive()]
+        # Once the loop ended, every listener has its stop marker.
+        alive += self._processor.join(timeout if not alive else 0.0)
+        if alive:
+            log.warning(
+                "%s: stopped, but %s still running after %s s; a later stop() joins them",
+                self.name,
+                ", ".join(t.name for t in alive),
+                timeout,
+            )
+        elif first:
+            log.info("%s: informer stopped", self.name)
 
     # ------------------------------------------------------------------ the loop
 
@@ -530,9 +635,36 @@ class SharedIndexInformer:
         if fifo is not None:
             fifo.wake()
 
+    def _request_resync(self) -> None:
+        """The reflector's resync timer (on the clock's shared timer thread):
+        hand the resync to the loop, and nothing more."""
+        self._resync_requests += 1
+        self._wake_loop()
+
+    def _reflect(self, reflector: Reflector) -> None:
+        mark_library_thread()  # the watch error handler and transforms run here
+        reflector.run(self._stop_event)
+
     def _loop(self, fifo: RealFIFO) -> None:
+        mark_library_thread()  # index functions run here
+        try:
+            self._run_loop(fifo)
+        finally:
+            # The one producer of the listeners' buffers ends: only now do
+            # they get their stop markers (nothing is ever put behind one).
+            self._processor.end_delivery()
+
+    def _run_loop(self, fifo: RealFIFO) -> None:
         processor = self._processor
-        while True:
+        stop = self._stop_event
+        while not stop.is_set():
+            if self._resyncs_done != self._resync_requests:
+                self._resyncs_done = self._resync_requests
+                try:
+                    self._resync()
+                except Exception:
+                    log.exception("%s: resync failed", self.name)
+                self._progressed()
             if processor.has_joining() and processor.admit_joining(
                 self._indexer.list, self._synced_event.is_set(), fifo.last_resource_version()
             ):
@@ -608,10 +740,24 @@ class SharedIndexInformer:
         if kind is DeltaType.BOOKMARK and not self._synced_event.is_set():
             self._first_synced()
 
+    def _resync(self) -> None:
+        """On the loop, between entries: hand every cached object, as an
+        update to itself, to the handlers due for a resync (see the module
+        documentation)."""
+        if not self._processor.should_resync():
+            return
+        lazy: Callable[[], list[Any]] | None = getattr(self._indexer, "resync_items", None)
+        if lazy is not None:
+            self._processor.distribute_resync(lazy(), lazy=True)
+        else:
+            self._processor.distribute_resync(self._indexer.list(), lazy=False)
+
     def _first_synced(self) -> None:
         # Entries are applied in order by this one thread: once the first
         # relist (or bookmark) is applied, so is everything queued before it.
         self._synced_event.set()
+        with self._cond:  # wait_synced waits on the condition
+            self._cond.notify_all()
         log.info("%s: synced (%d objects)", self.name, len(self._indexer))
         self._processor.distribute_synced()
 

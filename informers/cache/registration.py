@@ -26,7 +26,6 @@ any thread.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import queue
 import threading
@@ -37,7 +36,7 @@ from typing import Any, TypeAlias
 from informers.cache.handlers import ResourceEventHandler
 from informers.cache.listbuffer import Deferred
 from informers.errors import InformerStateError
-from informers.util.clock import Clock
+from informers.util.clock import Clock, on_timer_thread
 from informers.wire.objects import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
@@ -53,9 +52,33 @@ __all__ = [
     "ResourceEventHandlerRegistration",
     "SharedProcessor",
     "UpdateNotification",
+    "mark_library_thread",
+    "on_library_thread",
 ]
 
 log = logging.getLogger(__name__)
+
+#: ``library`` is set on the threads the library runs user code on (see
+#: :func:`on_library_thread`).
+_where = threading.local()
+
+
+def mark_library_thread() -> None:
+    """Mark the calling thread as one the library runs user code on (a
+    listener, an informer loop, a reflector): call it first thing on such a
+    thread. See :func:`on_library_thread`."""
+    _where.library = True
+
+
+def on_library_thread() -> bool:
+    """Whether the calling thread is one the library runs user code on: a
+    listener thread (handlers), an informer loop (index functions), a
+    reflector thread (the watch error handler, transforms) or a timer
+    callback (:func:`~informers.util.clock.on_timer_thread`). ``stop()`` and
+    ``remove()`` called there never join threads (a thread joining another
+    that waits for it would deadlock, and it cannot join itself): they
+    signal, and a later ``stop()`` from another thread joins."""
+    return bool(getattr(_where, "library", False)) or on_timer_thread()
 
 
 @dataclass(slots=True)
@@ -224,6 +247,14 @@ class ResourceEventHandlerRegistration:
         self._idle_waiters = 0  # threads in wait_idle()
         self._synced = False
         self._removed = False
+        #: Set (once) by _halt: removed or its informer stopped; the thread is
+        #: never started after that, and sync waiters give up.
+        self._halted = False
+        #: Set (once) when the thread has ended, or will never run.
+        self._ended = False
+        self._end_posted = False  # the stop marker is in the buffer
+        #: Set and started together, under the lock (so a thread recorded is
+        #: always a started one: joinable).
         self._thread: threading.Thread | None = None
         # ------------------------------------------------------------------------
 
@@ -233,24 +264,59 @@ class ResourceEventHandlerRegistration:
         self._queue.put(item)
 
     def _start(self) -> None:
-        thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        """Start the thread, unless halted. Started under the lock (the new
+        thread takes it only later, so this never waits for it): a thread
+        :meth:`_join` finds has always been started."""
         with self._cond:
+            if self._halted or self._thread is not None:
+                return
+            thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+            thread.start()
             self._thread = thread
-        thread.start()
 
-    def _stop(self) -> None:
-        """Stop the thread after what is buffered; join it unless called on it."""
+    def _halt(self) -> None:
+        """No thread starts from now on; sync waiters return at once."""
+        with self._cond:
+            self._halted = True
+            if self._thread is None:
+                self._ended = True
+            self._cond.notify_all()
+
+    def _end(self) -> None:
+        """Halt, and stop the thread after what is buffered (without joining)."""
+        self._halt()
+        with self._cond:
+            if self._end_posted:
+                return
+            self._end_posted = True
+        self._queue.put(_STOP)
+
+    def _join(self, timeout: float | None) -> bool:
+        """Join the thread (never the calling one); True once it has ended
+        or will never run."""
         with self._cond:
             thread = self._thread
-        self._queue.put(_STOP)
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
+            ended = self._ended
+        if thread is None:
+            return ended
+        if thread is not threading.current_thread():
+            thread.join(timeout)
+        return not thread.is_alive()
 
     def _on_own_thread(self) -> bool:
         with self._cond:
             return self._thread is threading.current_thread()
 
     def _run(self) -> None:
+        mark_library_thread()
+        try:
+            self._listen()
+        finally:
+            with self._cond:
+                self._ended = True
+                self._cond.notify_all()
+
+    def _listen(self) -> None:
         # Notifications are handled in runs: what is buffered, up to _RUN at a
         # time, then _done is advanced once (one lock, and a notify only when
         # someone waits). A run ends early once a wait_handled() caller is
@@ -326,12 +392,19 @@ class ResourceEventHandlerRegistration:
             return self._synced
 
     def wait_synced(self, timeout: float | None = None) -> bool:
-        """Block until :meth:`has_synced` (or removal) or ``timeout`` real
-        seconds; returns :meth:`has_synced`."""
+        """Block until :meth:`has_synced`, or ``timeout`` real seconds, or
+        the registration stops (removed, or its informer stopped: then at
+        once); returns :meth:`has_synced`."""
         with self._cond:
-            return self._cond.wait_for(lambda: self._synced or self._removed, timeout) and (
+            return self._cond.wait_for(lambda: self._synced or self._halted, timeout) and (
                 self._synced
             )
+
+    def is_stopped(self) -> bool:
+        """Whether the registration was removed or its informer stopped: it
+        will never become synced if it is not yet."""
+        with self._cond:
+            return self._halted
 
     def pending(self) -> int:
         """Notifications buffered or being handled right now (the handled
@@ -354,9 +427,12 @@ class ResourceEventHandlerRegistration:
         with self._cond:
             self._handled_waiters += 1
             try:
-                return self._cond.wait_for(
-                    lambda: self._done >= count or self._removed, timeout
-                ) and not (self._removed and self._done < count)
+                return (
+                    self._cond.wait_for(
+                        lambda: self._done >= count or self._removed or self._ended, timeout
+                    )
+                    and self._done >= count
+                )
             finally:
                 self._handled_waiters -= 1
 
@@ -367,15 +443,17 @@ class ResourceEventHandlerRegistration:
             self._idle_waiters += 1
             try:
                 return self._cond.wait_for(
-                    lambda: self._done >= self._puts or self._removed, timeout
+                    lambda: self._done >= self._puts or self._removed or self._ended, timeout
                 )
             finally:
                 self._idle_waiters -= 1
 
     def remove(self) -> None:
-        """Stop delivering to this handler and join its thread (called from
-        the handler itself, the thread ends once the handler returns, and the
-        informer joins it when it stops). Idempotent."""
+        """Stop delivering to this handler and join its thread. Called on a
+        thread the library runs user code on (this or another handler, a
+        timer callback: see :func:`on_library_thread`), it joins nothing:
+        the thread ends once the handler returns, and the informer's next
+        ``stop()`` joins it. Idempotent."""
         self._processor.remove(self)
         with self._cond:
             self._removed = True
@@ -398,7 +476,9 @@ class SharedProcessor:
         self.name = name
         self._clock = clock
         self._on_join = on_join
-        self._counter = itertools.count()  # thread-safe in CPython
+        # Numbers the listener threads: guarded by _lock (itertools.count
+        # is thread-safe only under the GIL).
+        self._next_number = 0
         self._lock = threading.Lock()
         # --- guarded by _lock -------------------------------------------------
         # Admitted registrations. Replaced (never mutated) under the lock, so
@@ -408,7 +488,8 @@ class SharedProcessor:
         # Added after start, not admitted yet (thread running, buffer empty).
         # has_joining() reads its length without the lock (see there).
         self._joining: list[ResourceEventHandlerRegistration] = []
-        # Removed on their own listener thread: their threads are joined by stop().
+        # Removed on a library thread (see on_library_thread), their threads
+        # not joined yet: join() joins them (and forgets them once ended).
         self._retired: list[ResourceEventHandlerRegistration] = []
         # When each admitted or joining registration with a period is next due.
         self._next_resync: dict[ResourceEventHandlerRegistration, float] = {}
@@ -435,11 +516,14 @@ class SharedProcessor:
         entry whether to hand the registration that entry's notifications at
         all (the signal bridge skips them while nothing listens). Raises
         :class:`~informers.InformerStateError` once stopped."""
+        with self._lock:
+            number = self._next_number
+            self._next_number += 1
         reg = ResourceEventHandlerRegistration(
             self,
             handler,
             resync_period,
-            f"listener-{self.name}-{next(self._counter)}",
+            f"listener-{self.name}-{number}",
             deliver_existing=deliver_existing,
             gate=gate,
         )
@@ -459,17 +543,20 @@ class SharedProcessor:
         return reg
 
     def remove(self, reg: ResourceEventHandlerRegistration) -> None:
-        """Stop delivering to ``reg`` and stop its thread (joined here, or by
-        :meth:`stop` when called on that thread). Idempotent."""
-        own_thread = reg._on_own_thread()
+        """Stop delivering to ``reg`` and stop its thread: joined here, or,
+        called on a thread the library runs user code on (see
+        :func:`on_library_thread`), by :meth:`join`. Idempotent."""
+        defer = on_library_thread() or reg._on_own_thread()
         with self._lock:
             self._listeners = tuple(r for r in self._listeners if r is not reg)
             if reg in self._joining:
                 self._joining.remove(reg)
             self._next_resync.pop(reg, None)
-            if own_thread and reg not in self._retired:
+            if defer and reg not in self._retired:
                 self._retired.append(reg)
-        reg._stop()
+        reg._end()
+        if not defer:
+            reg._join(None)
 
     def registrations(self) -> list[ResourceEventHandlerRegistration]:
         """Every registration, admitted or joining (not the removed ones)."""
@@ -498,22 +585,66 @@ class SharedProcessor:
         for reg in regs:
             reg._start()
 
-    def stop(self) -> None:
-        """Stop every registration's thread after what it has buffered, and
-        join them. Idempotent; no handler can be added afterwards."""
+    def stop(self, timeout: float | None = None) -> list[threading.Thread]:
+        """:meth:`halt`, :meth:`end_delivery`, then :meth:`join` (from a
+        thread the library runs user code on, no join: see
+        :func:`on_library_thread`); returns the threads still running.
+        Idempotent."""
+        self.end_delivery()
+        if on_library_thread():
+            return []
+        return self.join(timeout)
+
+    def halt(self) -> None:
+        """No handler can be added from now on, no listener thread starts,
+        and every registration's sync waiters return at once. Delivery goes
+        on until :meth:`end_delivery`. Idempotent; never blocks (beyond the
+        locks)."""
         with self._lock:
             self._stopped = True
             regs = [*self._listeners, *self._joining, *self._retired]
-            self._retired = []
         for reg in regs:
-            reg._stop()
+            reg._halt()
+
+    def end_delivery(self) -> None:
+        """Stop every registration's thread once it has handled what it has
+        buffered (a stop marker behind it): called by the one producer (the
+        informer loop) as it ends, or by the informer when no loop runs, so
+        no notification is ever put behind the marker. Implies :meth:`halt`.
+        Idempotent; never joins."""
+        self.halt()
+        with self._lock:
+            regs = [*self._listeners, *self._joining, *self._retired]
+        for reg in regs:
+            reg._end()
+
+    def join(self, timeout: float | None = None) -> list[threading.Thread]:
+        """Join the listener threads (each up to ``timeout`` seconds; never
+        the calling thread); returns those still alive. Registrations
+        removed on a library thread are joined here too (and then
+        forgotten)."""
+        with self._lock:
+            regs = [*self._listeners, *self._joining, *self._retired]
+        alive: list[threading.Thread] = []
+        ended: set[ResourceEventHandlerRegistration] = set()
+        for reg in regs:
+            if reg._join(timeout):
+                ended.add(reg)
+            else:
+                thread = reg._thread  # set once, never cleared
+                if thread is not None and thread is not threading.current_thread():
+                    alive.append(thread)
+        with self._lock:
+            self._retired = [r for r in self._retired if r not in ended]
+        return alive
 
     # ------------------------------------------------------------------- resync
 
     def should_resync(self) -> bool:
         """Find the registrations whose resync is due (and schedule their
         next one); True if there are any. Sync notifications distributed
-        from then on reach only those. Called by the reflector."""
+        from then on reach only those. Called by the informer loop (the one
+        that distributes them, so the set never changes under a delivery)."""
         now = self._clock.now()
         with self._lock:
             due = frozenset(
@@ -619,6 +750,26 @@ class SharedProcessor:
         for _, reg in targets:
             if reg._has_relist_hooks:
                 reg._put(_RelistEnd(resource_version))
+
+    def distribute_resync(self, objects: list[Any], *, lazy: bool) -> None:
+        """Hand each of ``objects`` (the cache's content) as an update of
+        itself to the registrations :meth:`should_resync` found due, in
+        order (``lazy``: the objects are :class:`~informers.cache.listbuffer.Deferred`,
+        decoded when a handler reads them)."""
+        syncing = self._syncing  # snapshots: see __init__
+        puts = [
+            reg._put
+            for reg in self._listeners
+            if reg in syncing and (reg._gate is None or reg._gate())
+        ]
+        if not puts:
+            return
+        for obj in objects:
+            note: LazyNotification = (
+                DeferredUpdateNotification(obj, obj) if lazy else UpdateNotification(obj, obj)
+            )
+            for put in puts:
+                put(note)
 
     def distribute_synced(self) -> None:
         """Tell every admitted registration that the informer has synced (it

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from informers.errors import CacheSyncTimeoutError
+from informers.errors import CacheSyncTimeoutError, InformerStateError
 from informers.util.clock import REAL_CLOCK, Clock
 
 __all__ = ["SyncCheck", "pending_after_wait", "wait_for_cache_sync"]
@@ -33,6 +33,13 @@ def _name(check: object) -> str:
     return str(getattr(check, "name", None) or repr(check))
 
 
+def _stopped(check: object) -> bool:
+    """Whether ``check`` says it stopped (an informer or a registration has
+    ``is_stopped()``): it will never sync, so waiting for it is over."""
+    is_stopped = getattr(check, "is_stopped", None)
+    return callable(is_stopped) and bool(is_stopped())
+
+
 def pending_after_wait(
     checks: Sequence[SyncCheck | Callable[[], bool]],
     timeout: float | None = None,
@@ -45,7 +52,10 @@ def pending_after_wait(
     synced), or ``None`` when ``stop`` was set first.
 
     Blocks on each check's ``wait_synced`` in turn; ``stop`` and plain
-    callables (which cannot wake a waiter) are looked at every 50 ms.
+    callables (which cannot wake a waiter) are looked at every 50 ms. A
+    check that stopped (``is_stopped()``, as informers and registrations
+    tell: their ``wait_synced`` returns at once then) is not waited for: it
+    is returned as not synced.
     """
     deadline = None if timeout is None else clock.now() + timeout
     for check in checks:
@@ -59,7 +69,7 @@ def pending_after_wait(
             if remaining is not None:
                 step = remaining if step is None else min(step, remaining)
             if isinstance(check, SyncCheck):
-                if check.wait_synced(step):
+                if check.wait_synced(step) or _stopped(check):
                     break
             elif check():
                 break
@@ -78,6 +88,9 @@ def wait_for_cache_sync(
     ``checks`` are informers, registrations (anything with ``has_synced()``
     and ``wait_synced(timeout)``) or plain ``() -> bool`` callables. Returns
     False when ``stop`` is set first. Raises
+    :class:`~informers.errors.InformerStateError` at once when a check that
+    is not synced stopped (an informer stopped, a registration removed: it
+    never will sync), and
     :class:`~informers.errors.CacheSyncTimeoutError` naming the checks that are
     not synced when ``timeout`` seconds pass. (The factory's method of the same
     name reports instead of raising: see the module docstring.)
@@ -85,6 +98,10 @@ def wait_for_cache_sync(
     pending = pending_after_wait(checks, timeout, stop)
     if pending is None:
         return False
+    stopped = [c for c in pending if _stopped(c)]
+    if stopped:
+        names = ", ".join(sorted(_name(c) for c in stopped))
+        raise InformerStateError(f"stopped before they synced: {names}")
     if pending:
         raise CacheSyncTimeoutError({_name(c): "not synced" for c in pending})
     return True

@@ -18,9 +18,22 @@ import time
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-__all__ = ["REAL_CLOCK", "Clock", "RealClock", "TimerHandle", "TimerThread"]
+__all__ = ["REAL_CLOCK", "Clock", "RealClock", "TimerHandle", "TimerThread", "on_timer_thread"]
 
 log = logging.getLogger(__name__)
+
+#: ``running`` is set on a :class:`TimerThread`'s loop thread (see
+#: :func:`on_timer_thread`).
+_where = threading.local()
+
+
+def on_timer_thread() -> bool:
+    """Whether the calling thread is the loop thread of a
+    :class:`TimerThread` (any clock's), that is, whether the caller is a
+    timer callback. Code the library may call from a callback (``stop()``
+    of an informer, a registration's ``remove()``) asks it to avoid
+    blocking that thread, which every timer of the clock shares."""
+    return bool(getattr(_where, "running", False))
 
 
 @runtime_checkable
@@ -96,7 +109,14 @@ class TimerThread:
 
     Callbacks run one after another on that thread: they must be short and
     must not block (hand longer work to a thread of your own). A callback
-    that raises is logged and the others still run.
+    that raises is logged and the others still run -- whatever it raises: a
+    :class:`BaseException` too (``SystemExit`` from ``sys.exit()``,
+    ``KeyboardInterrupt``, ``GeneratorExit``) is logged as an error and ends
+    only that callback, never the thread every timer of the clock shares.
+    (On a thread other than the main one, Python itself ends only that
+    thread for ``SystemExit`` and never delivers a signal's
+    ``KeyboardInterrupt``; one raised by a callback is a bug to report, not
+    a request to stop the process.)
 
     Thread-safe. One condition guards the heap, the live count, every
     entry's ``state`` and the thread handle; callbacks run without it.
@@ -145,6 +165,18 @@ class TimerThread:
             return self._live
 
     def _run(self) -> None:
+        _where.running = True
+        try:
+            self._loop()
+        finally:
+            with self._cond:
+                # Normally cleared by _loop as it ends; this only matters if
+                # the loop itself failed: never leave a dead thread recorded
+                # (schedule() would start no other).
+                if self._thread is threading.current_thread():
+                    self._thread = None
+
+    def _loop(self) -> None:
         while True:
             with self._cond:
                 entry = self._next_due_locked()
@@ -158,6 +190,12 @@ class TimerThread:
                 entry.callback()
             except Exception:
                 log.exception("timer %s: callback failed", entry.name)
+            except BaseException:  # see the class docstring
+                log.exception(
+                    "timer %s: callback raised a BaseException; it ends that callback only, "
+                    "the timer thread goes on",
+                    entry.name,
+                )
             finally:
                 with self._cond:
                     entry.state = _Entry.DONE

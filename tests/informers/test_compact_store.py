@@ -564,3 +564,28 @@ def test_factory_store_option(api_server: ApiServer) -> None:
     finally:
         factory.shutdown()
         client.close()
+
+
+def test_resync_items_hand_objects_over_undecoded_and_keep_the_hot_set() -> None:
+    # What an informer's resync hands its handlers: nothing is decoded (or
+    # made hot) until a handler reads it, so a resync of a large cache costs
+    # the loop a snapshot, not a decode of every object.
+    store = CompactStore(hot_objects=1)
+    for i in range(3):
+        store.add(pod(f"p{i}", "a"))
+    assert store.get_by_key("a/p0") == pod("p0", "a")  # the one hot object
+    before = store.stats()["hot"]
+    decoded: list[bytes] = []
+    real_decode = store._decode
+
+    def counting_decode(data: bytes) -> Any:
+        decoded.append(data)
+        return real_decode(data)
+
+    store._decode = counting_decode
+    items = store.resync_items()
+    assert decoded == []
+    assert store.stats()["hot"] == before
+    objects = sorted((d.get() for d in items), key=lambda o: o["metadata"]["name"])
+    assert objects == [pod(f"p{i}", "a") for i in range(3)]
+    assert len(decoded) == 2  # the two objects that were not hot, once each

@@ -1350,6 +1350,20 @@ class CompactStore:
         with self._lock:
             return builtins.list(self._blobs)
 
+    def resync_items(self) -> builtins.list[Deferred]:
+        """Every object, as a :class:`~informers.cache.listbuffer.Deferred`
+        decoded on first use outside the lock (a hot one is ready), from one
+        snapshot: what an informer's resync hands its handlers. Decodes
+        nothing and leaves the hot set as it is."""
+        with self._lock:
+            hot = self._hot
+            snapshot = [(hot.get(key, _MISSING), blob) for key, blob in self._blobs.items()]
+        decode = self._decode
+        return [
+            Deferred(decode, blob) if obj is _MISSING else Deferred.ready(obj)
+            for obj, blob in snapshot
+        ]
+
     def by_index(self, index_name: str, indexed_value: str) -> builtins.list[Any]:
         """The objects indexed under ``indexed_value`` in ``index_name`` (made
         hot), in a new list, in the order their keys entered that value."""

@@ -45,6 +45,7 @@ from informers.cache.reflector.machine import (
     Stopped,
     StopRequested,
     StoreAdd,
+    StoreBookmark,
     StoreDelete,
     StoreUpdate,
     Streaming,
@@ -82,7 +83,10 @@ class ReflectorStore(Protocol):
     collects the list in it (see :mod:`informers.cache.listbuffer`) and hands
     ``replace`` the buffer's :class:`~informers.cache.listbuffer.PreparedList`
     instead of the decoded objects. Without it (or when it returns ``None``)
-    a list is collected as decoded objects in a dict.
+    a list is collected as decoded objects in a dict. A store may also offer
+    ``bookmark(resource_version)`` (as :meth:`RealFIFO.bookmark
+    <informers.cache.fifo.RealFIFO.bookmark>` does): it is called, in order with
+    the events, for every watch bookmark that moves the resource version.
     """
 
     def add(self, obj: Any) -> None: ...
@@ -129,7 +133,11 @@ class Reflector:
     thread (:meth:`run`).
 
     ``should_resync`` (with ``resync_period`` > 0) is asked every period
-    whether to call ``store.resync()``. ``watch_error_handler(reflector,
+    whether to call ``store.resync()``; both run on the clock's timer thread,
+    which every timer of the clock shares, so a store whose resync takes
+    long should be driven through ``resync_handoff`` instead: called every
+    period in their place, on that thread, it must only hand the resync to
+    the thread that does it (the informer's loop does it so). ``watch_error_handler(reflector,
     error)`` is called (outside any lock) for every reported error; it must
     not block for long. Read accessors are thread-safe. Stopping: set the
     ``stop`` event passed to :meth:`run`; an open watch is interrupted at once.
@@ -152,12 +160,13 @@ class Reflector:
         clock: Clock = REAL_CLOCK,
         backoff: BackoffManager | None = None,
         rng: random.Random | None = None,
+        resync_handoff: Callable[[], None] | None = None,
     ) -> None:
         self.config = config or ReflectorConfig()
         self.name = name or f"reflector-{self.config.description}"
         # Set here, never rebound (the objects themselves are thread-safe or
         # immutable): config, name, _lw, _store, _clock, _rng, _backoff,
-        # _resync_period, _should_resync.
+        # _resync_period, _should_resync, _resync_handoff.
         self._lw = lister_watcher
         self._store = store
         self._clock = clock
@@ -165,6 +174,7 @@ class Reflector:
         self._backoff = backoff or BackoffManager(clock=clock, rng=self._rng)
         self._resync_period = resync_period
         self._should_resync = should_resync
+        self._resync_handoff = resync_handoff
 
         # The one lock. _cond guards exactly the fields below, which are read
         # and written only under it -- except _state and _transitions: the
@@ -383,7 +393,12 @@ class Reflector:
         def fire() -> None:
             if stop.is_set():
                 return
-            if self._should_resync is None or self._should_resync():
+            if self._resync_handoff is not None:
+                try:
+                    self._resync_handoff()
+                except Exception:
+                    log.exception("%s: handing the resync off failed", self.name)
+            elif self._should_resync is None or self._should_resync():
                 try:
                     self._store.resync()
                 except Exception:
@@ -456,6 +471,10 @@ class Reflector:
                 self._store.update(obj)
             case StoreDelete(obj):
                 self._store.delete(obj)
+            case StoreBookmark(rv):
+                bookmark = getattr(self._store, "bookmark", None)
+                if bookmark is not None:
+                    bookmark(rv)
             case Buffer(items):
                 buffer = self._buffer
                 if isinstance(buffer, dict):
@@ -617,6 +636,7 @@ class Reflector:
             raise AssertionError(f"{self.name}: no input after {state!r}")
         store = self._store
         add, update, delete = store.add, store.update, store.delete
+        bookmark: Callable[[str], None] | None = getattr(store, "bookmark", None)
         publish = self._publish
         while not stop.is_set():
             try:
@@ -638,6 +658,8 @@ class Reflector:
                 update(obj)
             elif action == "DELETED":
                 delete(obj)
+            elif action == "BOOKMARK" and bookmark is not None:
+                bookmark(state.rv)
             publish(state)
         return StopRequested()
 

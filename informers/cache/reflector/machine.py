@@ -55,6 +55,7 @@ __all__ = [
     "RequestWatch",
     "StopRequested",
     "StoreAdd",
+    "StoreBookmark",
     "StoreDelete",
     "StoreUpdate",
     "Stopped",
@@ -314,6 +315,15 @@ class StoreDelete:
 
 
 @dataclass(frozen=True, slots=True)
+class StoreBookmark:
+    """A watch bookmark moved the resource version forward: the store learns,
+    in order with the events, that it has seen everything up to it (a store
+    without a ``bookmark(resource_version)`` method ignores it)."""
+
+    resource_version: str
+
+
+@dataclass(frozen=True, slots=True)
 class Backoff:
     """Wait (``retry_after`` seconds when the server said so and it is
     positive, else the next backoff delay), then answer with :class:`TimerFired`."""
@@ -343,6 +353,7 @@ Action: TypeAlias = (
     | StoreAdd
     | StoreUpdate
     | StoreDelete
+    | StoreBookmark
     | Backoff
     | Report
 )
@@ -689,10 +700,11 @@ def watch_event_step(state: Watching, event: object) -> tuple[Watching, str, Any
     (dicts and strings) it returns ``(next_state, store_action, object)``,
     where ``store_action`` is the event's type when :func:`step` would answer
     the matching :class:`StoreAdd` / :class:`StoreUpdate` /
-    :class:`StoreDelete` of ``object``, and ``""`` when it would answer no
-    action (a bookmark, or an event that does not move the resource version
-    forward). For anything else (an ``ERROR`` event, a malformed event, a
-    value of another type) it returns ``None``: ask :func:`step`.
+    :class:`StoreDelete` of ``object`` or :class:`StoreBookmark` of its
+    resource version (``BOOKMARK``), and ``""`` when it would answer no
+    action (an event that does not move the resource version forward). For
+    anything else (an ``ERROR`` event, a malformed event, a value of another
+    type) it returns ``None``: ask :func:`step`.
 
     The driver calls it for every watch event; a property test holds it to
     :func:`step`. Pure, like :func:`step`."""
@@ -711,7 +723,7 @@ def watch_event_step(state: Watching, event: object) -> tuple[Watching, str, Any
     if etype == "BOOKMARK":
         if not rv:
             return None  # malformed: step reports it
-        action = ""
+        action = etype
     else:
         name = meta.get("name")
         if type(name) is not str or not name:
@@ -804,7 +816,9 @@ def _step_watching(state: Watching, inp: Input, config: ReflectorConfig) -> Step
             return nxt, (StoreUpdate(obj),)
         if etype == "DELETED":
             return nxt, (StoreDelete(obj),)
-        return nxt, ()  # BOOKMARK: only the RV moves
+        # BOOKMARK: the RV moves (and the store is told, so a consumer that
+        # waits for an RV it will never see an event at is released).
+        return nxt, (StoreBookmark(nxt.rv),)
     if isinstance(inp, WatchOpenError):
         failure = inp.error
         if _is_retriable_watch_error(failure):

@@ -179,31 +179,32 @@ def test_replace_counts_an_entry_being_processed_as_pending() -> None:
     assert cache.items == {}
 
 
-def test_replace_recomputes_when_a_producer_races_the_cache_read() -> None:
-    """An add queued while replace reads ``known_objects`` (lock released)
-    must not escape the relist's deletion detection."""
+def test_replace_reads_the_cache_once_and_orders_a_racing_add_after_it() -> None:
+    """An add handed in while replace reads ``known_objects`` is concurrent
+    with the replace: it is queued after the relist (so it survives it), and
+    the relist is computed once, from one snapshot, however many such adds
+    there are (it used to start over after each: no bound under churn)."""
     fifo: RealFIFO
 
     class RacingCache(DictCache):
-        raced = False
+        reads = 0
 
         def list_keys(self) -> list[str]:
-            if not self.raced:
-                self.raced = True
-                fifo.add(pod("late", 1))
+            self.reads += 1
+            if self.reads < 50:  # bounded, so the old code ends (and fails)
+                fifo.add(pod(f"late{self.reads}", 1))
             return super().list_keys()
 
     cache = RacingCache()
     fifo = RealFIFO(known_objects=cache)
     fifo.replace([pod("a")], "5")
-    assert cache.raced
-    assert types(pop_now(fifo, cache.apply)) == [DeltaType.ADDED]
+    assert cache.reads == 1
     assert pop_now(fifo, cache.apply) == [
         Delta(DeltaType.REPLACED, pod("a")),
-        Delta(DeltaType.DELETED, DeletedFinalStateUnknown("ns/late", pod("late", 1))),
         Delta(DeltaType.BOOKMARK, "5"),
     ]
-    assert cache.items == {"ns/a": pod("a")}
+    assert types(pop_now(fifo, cache.apply)) == [DeltaType.ADDED]
+    assert cache.items == {"ns/a": pod("a"), "ns/late1": pod("late1", 1)}
 
 
 def test_replace_with_key_error_queues_nothing() -> None:
@@ -390,6 +391,38 @@ def test_resync_skips_keys_with_pending_entries() -> None:
     assert len(fifo) == 2
     pop_now(fifo, cache.apply)
     assert pop_now(fifo, cache.apply) == [Delta(DeltaType.SYNC, b)]
+
+
+def test_resync_is_one_pass_however_many_events_arrive_during_it() -> None:
+    """Events handed in while resync reads the cache do not make it start
+    over: it reads the cache once, under the queue's lock (it used to
+    rescan after every event that arrived meanwhile, without bound: a
+    resync never finished under steady churn)."""
+    fifo: RealFIFO
+
+    class ChurningCache(DictCache):
+        reads = 0
+
+        def list_keys(self) -> list[str]:
+            self.reads += 1
+            if self.reads < 50:  # bounded, so the old code ends (and fails)
+                fifo.update(pod("a", 100 + self.reads))
+            return super().list_keys()
+
+    cache = ChurningCache()
+    cache.items = {"ns/a": pod("a", 1), "ns/b": pod("b", 1)}
+    fifo = RealFIFO(known_objects=cache)
+    fifo.resync()
+    assert cache.reads == 1
+    # The update handed in during the pass is concurrent with it: queued
+    # after the syncs, so a's sync (its cached state) is never replayed stale
+    # after it.
+    assert [pop_now(fifo, cache.apply)[0].type for _ in range(len(fifo))] == [
+        DeltaType.SYNC,
+        DeltaType.SYNC,
+        DeltaType.UPDATED,
+    ]
+    assert cache.items["ns/a"] == pod("a", 101)
 
 
 def test_resync_without_known_objects_is_a_no_op() -> None:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from informers.util.clock import RealClock, TimerThread
+from informers.util.clock import RealClock, TimerThread, on_timer_thread
 
 TIMER_THREAD = "kube-informers-timer"
 
@@ -159,6 +159,47 @@ def test_a_failing_callback_is_logged_and_others_still_run(
         assert ok.wait(5.0)
     join_timer_threads()
     assert any("boom-timer" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("raised", [SystemExit(0), KeyboardInterrupt(), GeneratorExit()])
+def test_a_callback_raising_a_base_exception_does_not_kill_the_timer_thread(
+    raised: BaseException, caplog: pytest.LogCaptureFixture
+) -> None:
+    # One thread runs every timer of a clock: a callback that calls
+    # sys.exit() used to end it while it stayed recorded, so no later timer
+    # of that clock (for REAL_CLOCK: the whole process) ever fired.
+    clock = RealClock()
+    ran = threading.Event()
+
+    def bad() -> None:
+        ran.set()
+        raise raised
+
+    with caplog.at_level(logging.ERROR, logger="informers.util.clock"):
+        clock.call_later(0.0, bad, "bad-timer")
+        assert ran.wait(5.0)
+        later = threading.Event()
+        clock.call_later(0.01, later.set, "later")
+        assert later.wait(5.0)
+    join_timer_threads()
+    assert any("bad-timer" in r.getMessage() for r in caplog.records)
+    assert clock.pending_timers() == 0
+
+
+def test_on_timer_thread_is_true_in_callbacks_only() -> None:
+    clock = RealClock()
+    seen: list[bool] = []
+    done = threading.Event()
+
+    def probe() -> None:
+        seen.append(on_timer_thread())
+        done.set()
+
+    clock.call_later(0.0, probe, "probe")
+    assert done.wait(5.0)
+    join_timer_threads()
+    assert seen == [True]
+    assert not on_timer_thread()
 
 
 def test_an_earlier_timer_wakes_the_loop() -> None:

@@ -37,6 +37,7 @@ from informers.cache.reflector.machine import (
     Stopped,
     StopRequested,
     StoreAdd,
+    StoreBookmark,
     StoreDelete,
     StoreUpdate,
     Streaming,
@@ -291,11 +292,16 @@ def test_watch_events_apply_and_advance_rv(etype: str, action: type) -> None:
     assert actions == (action(obj),)
 
 
-def test_bookmark_only_advances_rv() -> None:
+def test_bookmark_advances_rv_and_tells_the_store() -> None:
+    # The store (the informer's delta queue) is told, so the informer's
+    # applied resource version moves too: a read-your-writes wait on an RV
+    # the informer sees no event at is released by the next bookmark.
     ev = {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "20"}}}
     state, actions = step(watching("10"), WatchEvent(ev), CFG)
     assert state == Watching(Memory(last_sync_rv="20"), rv="20", events=1)
-    assert actions == ()
+    assert actions == (StoreBookmark("20"),)
+    old = {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}}
+    assert step(watching("10"), WatchEvent(old), CFG) == (watching("10"), ())
 
 
 def test_replayed_old_event_is_skipped() -> None:
@@ -676,7 +682,12 @@ def _raw_events(draw: st.DrawFn) -> Any:
     return event
 
 
-_STORE_ACTIONS = {"ADDED": StoreAdd, "MODIFIED": StoreUpdate, "DELETED": StoreDelete}
+_STORE_ACTIONS: dict[str, Any] = {
+    "ADDED": StoreAdd,
+    "MODIFIED": StoreUpdate,
+    "DELETED": StoreDelete,
+    "BOOKMARK": lambda obj: StoreBookmark(obj["metadata"]["resourceVersion"]),
+}
 
 
 def _ev(etype: str, name: Any = "a", namespace: Any = "ns", rv: Any = "11") -> dict[str, Any]:
