@@ -10,6 +10,7 @@ from __future__ import annotations
 # --- errors (informers.errors) ---
 from informers.errors import (
     AlreadyExistsError,
+    AlreadyOwnedError,
     ApiError,
     BadRequestError,
     CacheSyncTimeoutError,
@@ -22,10 +23,14 @@ from informers.errors import (
     IndexFunctionError,
     InformersError,
     InformerStateError,
+    InvalidConditionError,
     InvalidError,
+    InvalidEventError,
     NotFoundError,
     ObjectEncodeError,
     ObjectKeyError,
+    ObjectReferenceError,
+    OwnerReferenceError,
     ResourceVersionTooLargeError,
     SelectorParseError,
     TooManyRequestsError,
@@ -173,4 +178,10 @@ __all__ = [
     "NotFoundError",
     "Transport",
     "UnauthorizedError",
+    # the controller helpers' and the event recorder's errors
+    "AlreadyOwnedError",
+    "InvalidConditionError",
+    "InvalidEventError",
+    "ObjectReferenceError",
+    "OwnerReferenceError",
 ]
