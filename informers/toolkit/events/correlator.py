@@ -8,9 +8,14 @@ For each :class:`Occurrence`, in order:
    *similar* (same object, type, reason, action, related object, reporting
    controller and instance). Once ``max_events`` (10) different messages of
    one similar group were seen, each less than ``max_interval`` (600 s) after
-   the one before, further ones are counted as one aggregate event whose
+   the one before, any other message is counted as one aggregate event whose
    message is ``"(combined from similar events): "`` and the latest message.
-   A group quiet for longer than ``max_interval`` starts over.
+   A group quiet for longer than ``max_interval`` starts over. (client-go
+   forgets an arbitrary one of the messages at that point, so a repeat of a
+   later message may start yet another series; here the first
+   ``max_events - 1`` messages keep their series and every other message
+   goes to the aggregate, so a group never makes more than ``max_events``
+   series.)
 2. **Counting.** An occurrence identical to one seen before (same message
    too, or the same aggregate) is the next of a *series*: it keeps the first
    one's Event name and first time, and its count grows by one. The
@@ -263,15 +268,16 @@ class EventCorrelator:
         group = self._groups.get(group_key)
         if group is None or now - group.last_seen > self._interval:
             group = _Group(set(), now)
-        group.messages.add(occurrence.message)
         group.last_seen = now
         self._groups.put(group_key, group)
-        aggregated = len(group.messages) >= self._max_events
+        aggregated = occurrence.message not in group.messages and (
+            len(group.messages) + 1 >= self._max_events
+        )
         if aggregated:
-            group.messages.pop()  # never grow past the threshold
             key: tuple[object, ...] = ("aggregate", *group_key)
             occurrence = replace(occurrence, message=AGGREGATE_MESSAGE_PREFIX + occurrence.message)
         else:
+            group.messages.add(occurrence.message)
             key = ("event", *group_key, occurrence.message)
         # 2. counting
         previous = self._series.get(key)
