@@ -54,6 +54,29 @@ def api_group(api_version: str) -> str:
     return group if sep else ""
 
 
+def _dict_reference(
+    obj: dict[str, Any], resource: Resource | None, field_path: str
+) -> dict[str, str] | None:
+    """:func:`object_reference` of a well-formed dict; ``None`` for anything
+    the general path must look at (and explain)."""
+    metadata = obj.get("metadata")
+    if type(metadata) is not dict:
+        return None
+    api_version = obj.get("apiVersion") or (resource.api_version if resource else None)
+    kind = obj.get("kind") or (resource.kind if resource else None)
+    name = metadata.get("name")
+    if not (type(api_version) is str and type(kind) is str and type(name) is str and name):
+        return None
+    ref = {"apiVersion": api_version, "kind": kind, "name": name}
+    for key in ("namespace", "uid", "resourceVersion"):
+        value = metadata.get(key)
+        if value and type(value) is str:
+            ref[key] = value
+    if field_path:
+        ref["fieldPath"] = field_path
+    return ref
+
+
 def object_reference(
     obj: Any, resource: Resource | None = None, *, field_path: str = ""
 ) -> dict[str, str]:
@@ -65,6 +88,10 @@ def object_reference(
     Raises :class:`~informers.errors.ObjectReferenceError` when ``obj`` has
     no ``metadata.name``, or no ``apiVersion``/``kind`` and no ``resource``.
     """
+    if type(obj) is dict:  # the common case, without the general accessors
+        ref = _dict_reference(obj, resource, field_path)
+        if ref is not None:
+            return ref
     api_version, kind = type_meta(obj, resource)
     try:
         name = get_name(obj)

@@ -94,13 +94,14 @@ def event_name(object_name: str, unix_nanos: int) -> str:
     return str(uuid.uuid4())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Occurrence:
     """One call of :meth:`EventRecorder.event
     <informers.toolkit.events.EventRecorder.event>`: what happened to which
     object, who reports it, and when (``time``: wall-clock seconds since the
     epoch). ``regarding`` and ``related`` are ``ObjectReference`` dicts
-    (:func:`~informers.toolkit.controllerutil.object_reference`)."""
+    (:func:`~informers.toolkit.controllerutil.object_reference`). Treat it
+    as immutable (it is not frozen only because that costs every call)."""
 
     regarding: Mapping[str, str]
     type: str
@@ -126,7 +127,7 @@ class Occurrence:
         return f"{ref.get('kind', '?')} {where} {self.reason}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Correlation:
     """What to write for an occurrence. ``key`` identifies the series (two
     correlations with one key update one Event); ``name`` is the Event's
@@ -170,7 +171,8 @@ class TokenBucket:
 
 
 class _LRU(Generic[K, V]):
-    """A least-recently-used map of at most ``size`` entries."""
+    """A least-recently-used map of at most ``size`` entries. Values are
+    mutable records, changed in place: a hit only refreshes the entry."""
 
     __slots__ = ("_data", "_size")
 
@@ -179,35 +181,40 @@ class _LRU(Generic[K, V]):
         self._size = size
 
     def get(self, key: K) -> V | None:
+        """The entry of ``key`` (now the most recently used), or ``None``."""
         value = self._data.get(key)
         if value is not None:
             self._data.move_to_end(key)
         return value
 
-    def put(self, key: K, value: V) -> None:
-        self._data[key] = value
-        self._data.move_to_end(key)
-        if len(self._data) > self._size:
-            self._data.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._data)
+    def add(self, key: K, value: V) -> None:
+        """Add an entry ``get`` did not find, evicting the least recently used."""
+        data = self._data
+        data[key] = value
+        if len(data) > self._size:
+            data.popitem(last=False)
 
 
-@dataclass(slots=True)
 class _Group:
-    """A similar group: the messages seen, and when the group was last seen
-    (the correlator's clock)."""
+    """A similar group: the messages that have series of their own, and when
+    the group was last seen (the correlator's clock)."""
 
-    messages: set[str]
-    last_seen: float
+    __slots__ = ("last_seen", "messages")
+
+    def __init__(self, now: float) -> None:
+        self.messages: set[str] = set()
+        self.last_seen = now
 
 
-@dataclass(frozen=True, slots=True)
 class _Series:
-    count: int
-    first_time: float
-    name: str
+    """A series: occurrences so far, the first one's wall time, the Event name."""
+
+    __slots__ = ("count", "first_time", "name")
+
+    def __init__(self, first_time: float, name: str) -> None:
+        self.count = 1
+        self.first_time = first_time
+        self.name = name
 
 
 def _ref_key(ref: Mapping[str, str] | None) -> tuple[str, ...]:
@@ -257,8 +264,8 @@ class EventCorrelator:
         ref = _ref_key(occurrence.regarding)
         source = (occurrence.reporting_controller, occurrence.reporting_instance)
         group_key = (
-            *source,
-            *ref,
+            source,
+            ref,
             _ref_key(occurrence.related),
             occurrence.type,
             occurrence.reason,
@@ -266,32 +273,33 @@ class EventCorrelator:
         )
         # 1. aggregation
         group = self._groups.get(group_key)
-        if group is None or now - group.last_seen > self._interval:
-            group = _Group(set(), now)
+        if group is None:
+            group = _Group(now)
+            self._groups.add(group_key, group)
+        elif now - group.last_seen > self._interval:
+            group.messages.clear()
         group.last_seen = now
-        self._groups.put(group_key, group)
-        aggregated = occurrence.message not in group.messages and (
-            len(group.messages) + 1 >= self._max_events
-        )
+        message = occurrence.message
+        aggregated = message not in group.messages and (len(group.messages) + 1 >= self._max_events)
         if aggregated:
-            key: tuple[object, ...] = ("aggregate", *group_key)
-            occurrence = replace(occurrence, message=AGGREGATE_MESSAGE_PREFIX + occurrence.message)
+            key: tuple[object, ...] = ("aggregate", group_key)
+            occurrence = replace(occurrence, message=AGGREGATE_MESSAGE_PREFIX + message)
         else:
-            group.messages.add(occurrence.message)
-            key = ("event", *group_key, occurrence.message)
+            group.messages.add(message)
+            key = ("event", group_key, message)
         # 2. counting
-        previous = self._series.get(key)
-        if previous is None:
-            series = _Series(1, occurrence.time, self._new_name(occurrence))
+        series = self._series.get(key)
+        if series is None:
+            series = _Series(occurrence.time, self._new_name(occurrence))
+            self._series.add(key, series)
         else:
-            series = _Series(previous.count + 1, previous.first_time, previous.name)
-        self._series.put(key, series)
+            series.count += 1
         # 3. spam filter
-        spam_key = (*source, *ref[:5], occurrence.type)
+        spam_key = (source, ref[:5], occurrence.type)
         bucket = self._buckets.get(spam_key)
         if bucket is None:
             bucket = TokenBucket(self._burst, self._qps, now)
-        self._buckets.put(spam_key, bucket)
+            self._buckets.add(spam_key, bucket)
         if not bucket.try_accept(now):
             return None
         return Correlation(
