@@ -469,39 +469,43 @@ class EventRecorder:
             self._pending[key] = write
         self._pending.move_to_end(key, last=False)
 
+    def _patch(self, api: str, correlation: Correlation) -> None:
+        self._transport.request(
+            "PATCH",
+            event_path(api, correlation.occurrence.namespace, correlation.name),
+            body=series_patch(correlation, api),
+            content_type=MERGE_PATCH,
+            read_timeout=self._timeout,
+            aborter=self._aborter,
+        )
+
     def _write(self, write: _Write) -> _Outcome:
         """One attempt to write ``write`` (no lock held)."""
         correlation = write.correlation
         occurrence = correlation.occurrence
         try:
             api = self._api_version or self._discover()
-            namespace = occurrence.namespace
             if not write.create:
                 try:
-                    self._transport.request(
-                        "PATCH",
-                        event_path(api, namespace, correlation.name),
-                        body=series_patch(correlation, api),
-                        content_type=MERGE_PATCH,
-                        read_timeout=self._timeout,
-                        aborter=self._aborter,
-                    )
+                    self._patch(api, correlation)
                     return _Outcome.WRITTEN
                 except NotFoundError:
                     pass  # gone (expired, or never created): create it whole
             try:
                 self._transport.request(
                     "POST",
-                    event_path(api, namespace),
+                    event_path(api, occurrence.namespace),
                     body=event_body(correlation, api, host=self._host),
                     read_timeout=self._timeout,
                     aborter=self._aborter,
                 )
             except AlreadyExistsError:
-                if correlation.count == 1:
-                    return _Outcome.WRITTEN  # an earlier attempt got through
+                # An earlier attempt got through after all (its answer was
+                # lost): bring that Event up to date.
                 write.create = False
-                return _Outcome.RETRY
+                if correlation.count > 1:
+                    self._patch(api, correlation)
+                return _Outcome.WRITTEN
             write.create = False
             return _Outcome.WRITTEN
         except TooManyRequestsError:
