@@ -60,16 +60,7 @@ from informers.errors import (
 )
 from informers.resources import Resource
 from informers.toolkit.controllerutil import object_reference
-from informers.toolkit.events.correlator import (
-    DEFAULT_AGGREGATE_INTERVAL,
-    DEFAULT_AGGREGATE_MAX_EVENTS,
-    DEFAULT_CACHE_SIZE,
-    DEFAULT_SPAM_BURST,
-    DEFAULT_SPAM_QPS,
-    Correlation,
-    EventCorrelator,
-    Occurrence,
-)
+from informers.toolkit.events.correlator import Correlation, EventCorrelator, Occurrence
 from informers.toolkit.events.sink import (
     CORE_V1,
     EVENTS_V1,
@@ -184,7 +175,10 @@ class EventRecorder:
     any other, so tests on a fake clock get timestamps that move with it).
     ``on_drop(reason)`` is called (outside the lock, on the thread that
     dropped) for every occurrence dropped; it must be quick and must not
-    raise. The correlator's and the buffer's limits default to client-go's.
+    raise. ``correlator`` replaces the default
+    :class:`~informers.toolkit.events.correlator.EventCorrelator` (client-go's
+    limits, on ``clock``) with one of other limits; the recorder owns it from
+    then on. The buffer's limits default to client-go's too.
     """
 
     def __init__(
@@ -201,11 +195,7 @@ class EventRecorder:
         max_tries: int = DEFAULT_MAX_TRIES,
         retry_delay: float = DEFAULT_RETRY_DELAY,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-        spam_burst: int = DEFAULT_SPAM_BURST,
-        spam_qps: float = DEFAULT_SPAM_QPS,
-        aggregate_max_events: int = DEFAULT_AGGREGATE_MAX_EVENTS,
-        aggregate_interval: float = DEFAULT_AGGREGATE_INTERVAL,
-        cache_size: int = DEFAULT_CACHE_SIZE,
+        correlator: EventCorrelator | None = None,
         on_drop: Callable[[DropReason], None] | None = None,
     ) -> None:
         if not component:
@@ -242,14 +232,7 @@ class EventRecorder:
         # buffer (series key -> write, oldest first; never more than
         # _max_pending entries), whether the worker has one write out of the
         # buffer, the API once discovered, the counters, the stop flag.
-        self._correlator = EventCorrelator(
-            clock,
-            spam_burst=spam_burst,
-            spam_qps=spam_qps,
-            aggregate_max_events=aggregate_max_events,
-            aggregate_interval=aggregate_interval,
-            cache_size=cache_size,
-        )
+        self._correlator = correlator if correlator is not None else EventCorrelator(clock)
         self._pending: OrderedDict[tuple[object, ...], _Write] = OrderedDict()
         self._in_flight = False
         self._api_version = api_version or ""

@@ -15,7 +15,13 @@ import pytest
 from informers.errors import InvalidEventError, ObjectReferenceError
 from informers.resources import NODES, PODS, Resource
 from informers.testing import ApiServer, FakeClock
-from informers.toolkit.events import CORE_V1, EVENTS_V1, DropReason, EventRecorder
+from informers.toolkit.events import (
+    CORE_V1,
+    EVENTS_V1,
+    DropReason,
+    EventCorrelator,
+    EventRecorder,
+)
 
 EVENTS_K8S_IO = Resource("events.k8s.io", "v1", "events", "Event")
 EVENTS_PATH = "/api/v1/namespaces/default/events"
@@ -129,6 +135,19 @@ def test_a_flood_about_one_object_is_cut_by_the_spam_filter(server: ApiServer, a
     assert drops == [DropReason.SPAM] * 15
     (event,) = _events(server)
     assert event["count"] == 25
+
+
+def test_a_correlator_of_other_limits(server: ApiServer, api: Any) -> None:
+    pod = _pod(server)
+    clock = FakeClock()
+    correlator = EventCorrelator(clock, spam_burst=3)
+    with EventRecorder(api, "ctl", clock=clock, correlator=correlator) as recorder:
+        for _ in range(5):
+            recorder.event(pod, "Normal", "Synced", "ok")
+        assert recorder.flush(10)
+        assert recorder.stats().dropped[DropReason.SPAM] == 2
+    (event,) = _events(server)
+    assert event["count"] == 3
 
 
 def test_a_refusal_is_not_retried(server: ApiServer, api: Any) -> None:
