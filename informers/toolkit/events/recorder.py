@@ -117,7 +117,8 @@ class EventRecorderStats:
     """Counters of one recorder, as of one moment. ``accepted``: occurrences
     taken into the buffer (a repeat of a waiting one included); ``written``:
     successful writes; ``dropped``: occurrences lost, by reason; ``pending``:
-    Events waiting to be written; ``api_version``: the API written to
+    Events waiting to be written (at most ``max_pending``) plus the one being
+    written, if any; ``api_version``: the API written to
     (``""`` until discovered)."""
 
     accepted: int
