@@ -29,6 +29,7 @@ from informers.cache.wait import wait_for_cache_sync
 # --- errors (informers.errors) ---
 from informers.errors import (
     AlreadyExistsError,
+    AlreadyOwnedError,
     ApiError,
     BadRequestError,
     CacheSyncTimeoutError,
@@ -45,10 +46,14 @@ from informers.errors import (
     IndexFunctionError,
     InformersError,
     InformerStateError,
+    InvalidConditionError,
     InvalidError,
+    InvalidEventError,
     NotFoundError,
     ObjectEncodeError,
     ObjectKeyError,
+    ObjectReferenceError,
+    OwnerReferenceError,
     ResourceVersionTooLargeError,
     SelectorParseError,
     TooManyRequestsError,
@@ -181,4 +186,10 @@ __all__ = [
     "NotFoundError",
     "Transport",
     "UnauthorizedError",
+    # the controller helpers' and the event recorder's errors
+    "AlreadyOwnedError",
+    "InvalidConditionError",
+    "InvalidEventError",
+    "ObjectReferenceError",
+    "OwnerReferenceError",
 ]

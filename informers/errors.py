@@ -36,7 +36,12 @@ an unknown index is a :class:`LookupError`) it derives from that too, so an
     ├── WatchStalledError         (TimeoutError) an open watch went silent; re-watched
     ├── UnknownResourceError      (LookupError)  no resource of that name (lists close matches)
     ├── InformerStateError        (RuntimeError) wrong call for the state (e.g. after start)
-    └── CacheSyncTimeoutError     (TimeoutError) caches not synced in time; names which
+    ├── CacheSyncTimeoutError     (TimeoutError) caches not synced in time; names which
+    ├── ObjectReferenceError      (ValueError)   an object lacks what a reference to it needs
+    ├── OwnerReferenceError       (ValueError)   an owner reference that may not be set
+    │   └── AlreadyOwnedError                    another controller owns the object already
+    ├── InvalidConditionError     (ValueError)   a status condition without type or valid status
+    └── InvalidEventError         (ValueError)   an Event of an unknown type or without reason
 
 Errors raised inside user callbacks (handlers, index functions, transforms) are
 never swallowed silently: they are either re-raised wrapped in one of the
@@ -65,6 +70,7 @@ from typing import Any
 
 __all__ = [
     "AlreadyExistsError",
+    "AlreadyOwnedError",
     "ApiError",
     "BadRequestError",
     "CacheSyncTimeoutError",
@@ -81,10 +87,14 @@ __all__ = [
     "IndexerError",
     "InformerStateError",
     "InformersError",
+    "InvalidConditionError",
     "InvalidError",
+    "InvalidEventError",
     "NotFoundError",
     "ObjectEncodeError",
     "ObjectKeyError",
+    "ObjectReferenceError",
+    "OwnerReferenceError",
     "ResourceVersionTooLargeError",
     "SelectorParseError",
     "TooManyRequestsError",
@@ -293,6 +303,44 @@ class CacheSyncTimeoutError(InformersError, TimeoutError):
         detail = "; ".join(f"{name}: {why}" for name, why in sorted(not_synced.items()))
         super().__init__(f"caches not synced: {detail}")
         self.not_synced = dict(not_synced)
+
+
+class ObjectReferenceError(InformersError, ValueError):
+    """An object cannot be referred to: it lacks ``apiVersion``, ``kind``
+    (objects listed from the API server carry neither: pass the resource),
+    ``metadata.name`` or, for an owner reference, ``metadata.uid``. The
+    message names what is missing."""
+
+
+class OwnerReferenceError(InformersError, ValueError):
+    """An owner reference that the API server's garbage collector would not
+    honour: an owner in another namespace, or a namespaced owner of a
+    cluster-scoped object; or a reference to remove that is not there."""
+
+
+class AlreadyOwnedError(OwnerReferenceError):
+    """The object already has a controller, and it is another object.
+
+    ``owner`` is that controller's owner reference (a dict), ``object_key``
+    the object's ``namespace/name``."""
+
+    def __init__(self, object_key: str, owner: Mapping[str, Any]) -> None:
+        super().__init__(
+            f"object {object_key!r} is already owned by another {owner.get('kind', '?')} "
+            f"controller {owner.get('name', '?')!r}"
+        )
+        self.object_key = object_key
+        self.owner: Mapping[str, Any] = owner
+
+
+class InvalidConditionError(InformersError, ValueError):
+    """A status condition without a ``type``, or whose ``status`` is not one
+    of ``"True"``, ``"False"``, ``"Unknown"``."""
+
+
+class InvalidEventError(InformersError, ValueError):
+    """An Event that the API server would refuse: a type other than
+    ``"Normal"`` or ``"Warning"``, or an empty reason."""
 
 
 #: What to check, by HTTP status, when a list or watch keeps failing the same

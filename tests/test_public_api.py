@@ -96,6 +96,12 @@ INFORMERS_ALL = {
     "NotFoundError",
     "Transport",
     "UnauthorizedError",
+    # the controller helpers' and the event recorder's errors
+    "AlreadyOwnedError",
+    "InvalidConditionError",
+    "InvalidEventError",
+    "ObjectReferenceError",
+    "OwnerReferenceError",
 }
 
 TRACKER_ALL = {
