@@ -40,9 +40,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from informers.resources import PODS
 from informers.testing import ApiServer
 from informers.toolkit.events import EventRecorder
+from informers.wire.resources import PODS
 
 TARGET_P99_US = 50.0
 REASONS = ("Synced", "Scaled", "BackOff", "Pulled")

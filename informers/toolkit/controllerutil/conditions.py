@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from informers.errors import InvalidConditionError
-from informers.leaderelection.record import format_micro_time
+from informers.toolkit.leaderelection.record import format_micro_time
 
 __all__ = [
     "CONDITION_STATUSES",

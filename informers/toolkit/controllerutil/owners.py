@@ -6,7 +6,7 @@ object that made it: the garbage collector deletes it when the owner goes,
 and ``blockOwnerDeletion`` makes a foreground deletion of the owner wait for
 it. At most one reference is the *controller* (``controller: true``): the
 object that manages this one, whose reconcile an event here should trigger
-(:func:`informers.runtime.enqueue_owner`).
+(:func:`informers.toolkit.runtime.enqueue_owner`).
 
 Two references are to the same owner when they agree on the API *group*
 (the version does not matter), ``kind`` and ``name``, as in
@@ -35,9 +35,9 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from informers.errors import AlreadyOwnedError, ObjectReferenceError, OwnerReferenceError
-from informers.objects import get_namespace
-from informers.resources import Resource
 from informers.toolkit.controllerutil.references import api_group, object_reference
+from informers.wire.objects import get_namespace
+from informers.wire.resources import Resource
 
 __all__ = [
     "get_controller_of",

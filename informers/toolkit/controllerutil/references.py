@@ -4,7 +4,7 @@
 Objects a list returns (and so every object in an informer's cache) carry no
 ``apiVersion`` and ``kind``: only a single GET or a watch event has them. So
 every function here takes an optional ``resource`` (a
-:class:`~informers.resources.Resource`) that supplies them when the object
+:class:`~informers.wire.resources.Resource`) that supplies them when the object
 lacks them; an object that has them keeps its own.
 
 Objects are dicts (the parsed JSON) or attribute-style models of the
@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from informers.errors import ObjectKeyError, ObjectReferenceError
-from informers.objects import get_name, get_namespace, get_resource_version, get_uid
-from informers.resources import Resource
+from informers.wire.objects import get_name, get_namespace, get_resource_version, get_uid
+from informers.wire.resources import Resource
 
 __all__ = ["api_group", "object_reference", "type_meta"]
 

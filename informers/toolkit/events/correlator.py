@@ -32,7 +32,7 @@ The caches (similar groups, series, buckets) are least-recently-used maps of
 objects there are.
 
 Time: the aggregation interval and the buckets run on the injected
-:class:`~informers.clock.Clock` (monotonic; tests use
+:class:`~informers.util.clock.Clock` (monotonic; tests use
 :class:`~informers.testing.fake.FakeClock`); the timestamps written into
 Events are the occurrences' wall-clock ``time``.
 
@@ -49,7 +49,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
-from informers.clock import REAL_CLOCK, Clock
+from informers.util.clock import REAL_CLOCK, Clock
 
 __all__ = [
     "AGGREGATE_MESSAGE_PREFIX",

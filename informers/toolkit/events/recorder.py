@@ -49,8 +49,6 @@ from typing import Any
 
 import urllib3
 
-from informers.backoff import jittered
-from informers.clock import REAL_CLOCK, Clock
 from informers.errors import (
     AlreadyExistsError,
     ApiError,
@@ -58,7 +56,7 @@ from informers.errors import (
     NotFoundError,
     TooManyRequestsError,
 )
-from informers.resources import Resource
+from informers.rest.transport import ApiClientTransport, RequestAborter, Transport
 from informers.toolkit.controllerutil import object_reference
 from informers.toolkit.events.correlator import Correlation, EventCorrelator, Occurrence
 from informers.toolkit.events.sink import (
@@ -70,7 +68,9 @@ from informers.toolkit.events.sink import (
     event_path,
     series_patch,
 )
-from informers.transport import ApiClientTransport, RequestAborter, Transport
+from informers.util.backoff import jittered
+from informers.util.clock import REAL_CLOCK, Clock
+from informers.wire.resources import Resource
 
 __all__ = [
     "DEFAULT_MAX_PENDING",
@@ -162,7 +162,7 @@ class EventRecorder:
 
     ``api_client`` is a :class:`kubernetes.client.ApiClient` (its pool and
     credentials are used; the caller keeps it and closes it after
-    :meth:`stop`) or a :class:`~informers.transport.Transport`.
+    :meth:`stop`) or a :class:`~informers.rest.transport.Transport`.
     ``component`` names the controller (``reportingController``,
     ``source.component``); ``instance`` this replica (default
     ``<component>-<hostname>``); ``host`` the core API's ``source.host``

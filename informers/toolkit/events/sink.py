@@ -26,10 +26,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from informers.errors import NotFoundError
-from informers.leaderelection.record import format_micro_time
+from informers.rest.transport import RequestAborter, Transport
 from informers.toolkit.controllerutil import format_time
 from informers.toolkit.events.correlator import Correlation
-from informers.transport import RequestAborter, Transport
+from informers.toolkit.leaderelection.record import format_micro_time
 
 __all__ = [
     "CORE_V1",

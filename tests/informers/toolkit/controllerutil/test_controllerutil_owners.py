@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from informers.errors import AlreadyOwnedError, ObjectReferenceError, OwnerReferenceError
-from informers.resources import DEPLOYMENTS, NAMESPACES, REPLICASETS
 from informers.toolkit.controllerutil import (
     get_controller_of,
     has_controller_reference,
@@ -21,6 +20,7 @@ from informers.toolkit.controllerutil import (
     set_controller_reference,
     set_owner_reference,
 )
+from informers.wire.resources import DEPLOYMENTS, NAMESPACES, REPLICASETS
 
 
 def _owner(

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from informers.resources import PODS
 from informers.testing import ApiServer
 from informers.toolkit.events import EventRecorder
+from informers.wire.resources import PODS
 
 pytestmark = pytest.mark.kubectl
 

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from informers.errors import InvalidEventError, ObjectReferenceError
-from informers.resources import NODES, PODS, Resource
 from informers.testing import ApiServer, FakeClock
 from informers.toolkit.events import (
     CORE_V1,
@@ -22,6 +21,7 @@ from informers.toolkit.events import (
     EventCorrelator,
     EventRecorder,
 )
+from informers.wire.resources import NODES, PODS, Resource
 
 EVENTS_K8S_IO = Resource("events.k8s.io", "v1", "events", "Event")
 EVENTS_PATH = "/api/v1/namespaces/default/events"

@@ -16,8 +16,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from informers.errors import AlreadyExistsError, ApiError, NotFoundError
+from informers.rest.transport import Response, Transport
 from informers.toolkit.events import CORE_V1, EVENTS_V1, EventRecorder
-from informers.transport import Response, Transport
 
 
 def _merge(target: dict[str, Any], patch: Mapping[str, Any]) -> None:

@@ -3,7 +3,7 @@ APIs, and the discovery of events.k8s.io/v1 against the emulator."""
 
 from __future__ import annotations
 
-from informers.resources import Resource
+from informers.rest.transport import ApiClientTransport
 from informers.testing import ApiServer
 from informers.toolkit.events import (
     CORE_V1,
@@ -17,7 +17,7 @@ from informers.toolkit.events.sink import (
     event_path,
     series_patch,
 )
-from informers.transport import ApiClientTransport
+from informers.wire.resources import Resource
 
 EVENTS_K8S_IO = Resource("events.k8s.io", "v1", "events", "Event")
 T = 1_790_000_000.25  # 2026-09-21T14:13:20.25Z
