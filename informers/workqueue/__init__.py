@@ -7,6 +7,10 @@
 :class:`RateLimitingQueue`
     a :class:`DelayingQueue` with :meth:`~RateLimitingQueue.add_rate_limited`,
     ``forget`` and ``num_requeues`` over a :class:`RateLimiter`.
+:class:`PriorityQueue`
+    a :class:`RateLimitingQueue` that hands out higher priorities first
+    (:data:`PRIORITY_HIGH` for events, :data:`PRIORITY_LOW` for initial
+    lists and resyncs), aging waiting items so that none is starved.
 
 Rate limiters (:mod:`informers.workqueue.rate_limiters`) and the metrics
 protocol (:mod:`informers.workqueue.metrics`) are re-exported here; the
@@ -16,6 +20,12 @@ Prometheus provider lives in :mod:`informers.workqueue.prometheus` (the
 
 from __future__ import annotations
 
+from informers.toolkit.workqueue.priority import (
+    DEFAULT_MAX_WAIT,
+    PRIORITY_HIGH,
+    PRIORITY_LOW,
+    PriorityQueue,
+)
 from informers.workqueue.metrics import (
     CallbackGaugeMetric,
     CounterMetric,
@@ -37,8 +47,13 @@ from informers.workqueue.rate_limiters import (
 __all__ = [
     # queues
     "DelayingQueue",
+    "PriorityQueue",
     "Queue",
     "RateLimitingQueue",
+    # priorities
+    "DEFAULT_MAX_WAIT",
+    "PRIORITY_HIGH",
+    "PRIORITY_LOW",
     # rate limiters
     "BucketRateLimiter",
     "ItemExponentialFailureRateLimiter",

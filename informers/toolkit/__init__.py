@@ -1,0 +1,1 @@
+"""Toolkit layer of kube-informers (see docs/concepts/architecture)."""

@@ -1,0 +1,332 @@
+"""A rate-limiting work queue that hands out urgent work first, with aging.
+
+:class:`PriorityQueue` keeps the whole contract of
+:class:`~informers.workqueue.RateLimitingQueue` (an item waiting is queued
+once, an item handed out is not handed out again before ``done``, an item
+added while it is processed is queued again at ``done``, ``add_after``,
+``add_rate_limited``, ``forget``, ``shutdown``, ``shutdown_with_drain`` and
+the ``workqueue_*`` metrics) and adds a **priority** to every add: an
+``int``, higher first. Two levels are named:
+
+:data:`PRIORITY_HIGH` (``0``, the default of :meth:`PriorityQueue.add`)
+    work caused by an event: something changed and should be looked at soon.
+:data:`PRIORITY_LOW` (``-100``)
+    work that only confirms a state already seen: the objects of an
+    informer's initial list, resyncs.
+
+A controller built with ``priority_queue=True`` uses one, and its informer
+sources add the requests of initial-list objects and of resyncs (an update
+whose resource version did not move) with :data:`PRIORITY_LOW`, every other
+event with :data:`PRIORITY_HIGH`; so a fresh event is reconciled promptly
+while a large initial list drains.
+
+**Order and aging.** Each waiting item carries the time it started waiting
+(``since``, on the queue's clock) and its priority ``p``; items are handed
+out in order of their *deadline* ``since - p * max_wait / 100``, ties in the
+order they were queued. Among items of one priority that is first in, first
+out. One priority level is worth ``max_wait / 100`` seconds of waiting, so
+the deadline of a :data:`PRIORITY_LOW` item is ``max_wait`` seconds after
+it was added, that of a :data:`PRIORITY_HIGH` item the moment it was added:
+
+* an item of :data:`PRIORITY_LOW` or above that has waited ``max_wait``
+  seconds is handed out before every item of :data:`PRIORITY_HIGH` or below
+  added after that moment. What waits ahead of it then can only shrink, so
+  low-priority work is never starved, however steady the stream of urgent
+  work (controller-runtime's priority queue starves it, its issue #3496);
+* once every low-priority item still waiting is that old, fresh events wait
+  behind them: ``max_wait`` trades how stale a low-priority item may get
+  against how long urgent work may be held up by a backlog. The default,
+  :data:`DEFAULT_MAX_WAIT` (300 s), lets a controller drain a large initial
+  list while still answering events at once.
+
+**Priorities only rise.** Adding an item that is waiting already (queued, or
+to be queued again at ``done``) with a higher priority raises its priority
+and keeps its ``since``, so it moves forward; a lower or equal priority
+changes nothing. When an item is handed out its priority is remembered until
+``done``: :meth:`~PriorityQueue.add_after` and
+:meth:`~PriorityQueue.add_rate_limited` without a ``priority`` requeue it
+with that priority (a failed initial-list item stays low), any other item
+with :data:`PRIORITY_HIGH`. A delayed item is queued, when its delay has
+passed, with the highest priority it was delayed with, ``since`` its ready
+time.
+
+Thread-safety: every method may be called from any thread; one lock, never
+held while calling the clock, a timer, the rate limiter or a metric. ``get``
+and ``shutdown_with_drain`` block, nothing else does. Adds cost
+``O(log n)`` (a heap) instead of a FIFO's ``O(1)``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+from informers.clock import REAL_CLOCK, Clock, TimerHandle
+from informers.workqueue.metrics import MetricsProvider
+from informers.workqueue.queue import RateLimitingQueue
+from informers.workqueue.rate_limiters import RateLimiter
+
+__all__ = ["DEFAULT_MAX_WAIT", "PRIORITY_HIGH", "PRIORITY_LOW", "PriorityQueue"]
+
+T = TypeVar("T", bound=Hashable)
+
+#: The priority of work caused by an event (the default of ``add``).
+PRIORITY_HIGH = 0
+#: The priority of an informer's initial list and of resyncs.
+PRIORITY_LOW = -100
+#: How long (seconds) a :data:`PRIORITY_LOW` item waits at most before no
+#: newer :data:`PRIORITY_HIGH` item is handed out ahead of it.
+DEFAULT_MAX_WAIT = 300.0
+
+_LEVELS = PRIORITY_HIGH - PRIORITY_LOW
+
+
+class _DeadlineOrder(Generic[T]):
+    """The waiting items of a :class:`PriorityQueue` in hand-out order: a heap
+    of ``(deadline, seq, item)`` with stale entries left behind when an
+    item's priority rises (skipped when popped, compacted when they pile up).
+
+    Not thread-safe: the queue's lock guards every call. It is the queue's
+    :class:`~informers.workqueue.queue.HandOutOrder`: ``append`` queues an
+    item already recorded by :meth:`want`, ``popleft`` hands one out.
+    """
+
+    __slots__ = ("_heap", "_live", "_seq", "_stale", "_step", "handed", "wanted")
+
+    def __init__(self, step: float) -> None:
+        self._step = step  # seconds of waiting one priority level is worth
+        self._heap: list[tuple[float, int, T]] = []
+        self._live: dict[T, tuple[float, int, T]] = {}  # queued item -> its current entry
+        # Every dirty item (queued, or to be queued at done()): (priority, since).
+        self.wanted: dict[T, tuple[int, float]] = {}
+        # Every item handed out and not done: the priority it was handed out with.
+        self.handed: dict[T, int] = {}
+        self._seq = 0
+        self._stale = 0
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def want(self, item: T, priority: int, since: float) -> None:
+        """Record that ``item`` waits with ``priority`` since ``since``; an
+        item waiting already keeps its ``since`` and only ever gains priority
+        (moving forward if it is queued)."""
+        current = self.wanted.get(item)
+        if current is None:
+            self.wanted[item] = (priority, since)
+        elif priority > current[0]:
+            self.wanted[item] = (priority, current[1])
+            if item in self._live:
+                self._stale += 1
+                self.append(item)
+
+    def append(self, item: T, /) -> None:
+        priority, since = self.wanted[item]
+        self._seq += 1
+        entry = (since - priority * self._step, self._seq, item)
+        self._live[item] = entry
+        heapq.heappush(self._heap, entry)
+        if self._stale > 64 and self._stale * 2 > len(self._heap):
+            self._heap = list(self._live.values())
+            heapq.heapify(self._heap)
+            self._stale = 0
+
+    def popleft(self) -> T:
+        heap, live = self._heap, self._live
+        while True:
+            entry = heapq.heappop(heap)
+            item = entry[2]
+            if live.get(item) is entry:
+                del live[item]
+                self.handed[item] = self.wanted.pop(item)[0]
+                return item
+            self._stale -= 1
+
+
+def _check_priority(priority: object) -> int:
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise TypeError(f"priority must be an int, not {type(priority).__name__}")
+    return priority
+
+
+class PriorityQueue(RateLimitingQueue[T]):
+    """A :class:`~informers.workqueue.RateLimitingQueue` that hands out higher
+    priorities first, aging waiting items so that none is starved (see the
+    module docs for the order and its guarantees).
+
+    :param rate_limiter: decides ``add_rate_limited``'s delays (default
+        :func:`~informers.workqueue.default_controller_rate_limiter` on ``clock``).
+    :param name: labels the metrics and names timer threads.
+    :param clock: times the aging, delays and metrics (tests inject a
+        :class:`~informers.testing.fake.FakeClock`).
+    :param metrics: a :class:`~informers.workqueue.MetricsProvider`.
+    :param max_wait: seconds after which a :data:`PRIORITY_LOW` item is
+        overtaken by no newer :data:`PRIORITY_HIGH` item (finite, > 0).
+
+    Raises :class:`ValueError` for a ``max_wait`` that is not finite and
+    positive, and :class:`TypeError` for a priority that is not an ``int``.
+    """
+
+    def __init__(
+        self,
+        rate_limiter: RateLimiter[T] | None = None,
+        *,
+        name: str = "",
+        clock: Clock = REAL_CLOCK,
+        metrics: MetricsProvider | None = None,
+        max_wait: float = DEFAULT_MAX_WAIT,
+    ) -> None:
+        if isinstance(max_wait, bool) or not isinstance(max_wait, int | float):
+            raise TypeError(f"max_wait must be a number of seconds, not {type(max_wait).__name__}")
+        if not math.isfinite(max_wait) or max_wait <= 0:
+            raise ValueError(f"max_wait must be finite and > 0, not {max_wait!r}")
+        super().__init__(rate_limiter, name=name, clock=clock, metrics=metrics)
+        self._max_wait = float(max_wait)
+        self._order: _DeadlineOrder[T] = _DeadlineOrder(self._max_wait / _LEVELS)
+        self._queue = self._order  # guarded by _lock; the base class hands out from it
+        # Delayed items (guarded by _lock): item -> (highest priority it was
+        # delayed with, earliest ready time); queued with those when it fires.
+        self._delayed: dict[T, tuple[int, float]] = {}
+
+    @property
+    def max_wait(self) -> float:
+        """Seconds a :data:`PRIORITY_LOW` item waits at most before newer
+        :data:`PRIORITY_HIGH` items stop overtaking it."""
+        return self._max_wait
+
+    def priority(self, item: T) -> int | None:
+        """The priority ``item`` waits with (queued, or to be queued again at
+        ``done``); ``None`` when it is not waiting (delayed items are not
+        waiting yet)."""
+        with self._lock:
+            wanted = self._order.wanted.get(item)
+        return None if wanted is None else wanted[0]
+
+    # ------------------------------------------------------------------ adds
+
+    def add(self, item: T, priority: int = PRIORITY_HIGH) -> None:
+        """Mark ``item`` as needing processing with ``priority``. If it is
+        waiting already its priority is raised to ``priority`` when that is
+        higher (never lowered); if it is being processed it is queued at
+        :meth:`done`. Dropped when shutting down. Never blocks."""
+        _check_priority(priority)
+        metrics = self._metrics
+        now = self._clock.now()
+        with self._lock:
+            added = self._add_with_priority_locked(
+                item, priority, now, None if metrics is None else now
+            )
+        if added and metrics is not None:
+            metrics.adds.inc()
+
+    def add_after(self, item: T, delay: float, priority: int | None = None) -> None:
+        """Add ``item`` with ``priority`` once ``delay`` seconds have passed
+        (``delay <= 0``: at once). ``None``: the priority it was handed out
+        with if it is being processed, else :data:`PRIORITY_HIGH`. An item
+        delayed twice keeps the earlier ready time and the higher priority.
+        Dropped when shutting down; counts a retry when ``delay > 0``."""
+        if priority is not None:
+            _check_priority(priority)
+        self._add_after(item, delay, count_retry=delay > 0.0, priority=priority)
+
+    def add_rate_limited(self, item: T, priority: int | None = None) -> None:
+        """Add ``item`` after the rate limiter's delay, with ``priority``
+        (``None`` as for :meth:`add_after`). Dropped when shutting down;
+        counts a retry."""
+        if priority is not None:
+            _check_priority(priority)
+        if self.shutting_down():
+            return
+        self._add_after(item, self._rate_limiter.when(item), count_retry=True, priority=priority)
+
+    def _add_with_priority_locked(
+        self, item: T, priority: int, since: float, stamp: float | None
+    ) -> bool:
+        """The add, with the lock held; ``stamp`` is given when metrics are
+        on. Returns whether ``item`` became dirty (was not already)."""
+        if self._shutting_down:
+            return False
+        order = self._order
+        order.want(item, priority, since)
+        if item in self._dirty:
+            return False
+        self._dirty.add(item)
+        if stamp is not None and item not in self._add_times:
+            self._add_times[item] = stamp
+        if item in self._processing:
+            return True
+        order.append(item)
+        if self._getters:
+            self._cond.notify()
+        return True
+
+    def _add_locked(self, item: T, now: float | None) -> bool:
+        # Only the delay timer adds through here (the other adds are
+        # overridden): the item comes with what it was delayed with.
+        priority, ready = self._delayed.pop(item, (PRIORITY_HIGH, now or 0.0))
+        return self._add_with_priority_locked(item, priority, ready, now)
+
+    def _add_after(
+        self, item: T, delay: float, *, count_retry: bool, priority: int | None = None
+    ) -> None:
+        metrics = self._metrics
+        now = self._clock.now()
+        arm: tuple[int, TimerHandle | None, float] | None = None
+        added = False
+        with self._lock:
+            if self._shutting_down:
+                return
+            if priority is None:
+                priority = self._order.handed.get(item, PRIORITY_HIGH)
+            if delay <= 0.0:
+                added = self._add_with_priority_locked(
+                    item, priority, now, None if metrics is None else now
+                )
+            else:
+                ready = now + delay
+                held = self._delayed.get(item)
+                if held is not None:
+                    self._delayed[item] = (max(priority, held[0]), min(ready, held[1]))
+                else:
+                    self._delayed[item] = (priority, ready)
+                if self._push_locked(item, ready):
+                    arm = self._plan_timer_locked(ready)
+        if arm is not None:
+            self._arm(*arm, now)
+        if metrics is not None:
+            if count_retry:
+                metrics.retries.inc()
+            if added:
+                metrics.adds.inc()
+
+    # ------------------------------------------------------------------ done / shutdown
+
+    def done(self, item: T) -> None:
+        """Mark ``item`` as processed (as :meth:`Queue.done
+        <informers.workqueue.Queue.done>`): if it was added meanwhile it is
+        queued now, with the priority and ``since`` of those adds."""
+        metrics = self._metrics
+        now = None if metrics is None else self._clock.now()
+        with self._lock:
+            try:
+                self._processing.remove(item)
+            except KeyError:
+                return
+            del self._order.handed[item]
+            if item in self._dirty:
+                self._order.append(item)
+                if self._getters:
+                    self._cond.notify()
+            elif self._draining and not self._processing and not self._order:
+                self._cond.notify_all()
+            if metrics is None:
+                return
+            started = self._start_times.pop(item, None)
+        if started is not None and now is not None:
+            metrics.work_duration.observe(max(0.0, now - started))
+
+    def _stop_timers_locked(self) -> TimerHandle | None:
+        self._delayed.clear()
+        return super()._stop_timers_locked()
