@@ -23,7 +23,7 @@ while a large initial list drains.
 **Order and aging.** Each waiting item carries the time it started waiting
 (``since``, on the queue's clock) and its priority ``p``; items are handed
 out in order of their *deadline* ``since - p * max_wait / 100``, ties in the
-order they were queued. Among items of one priority that is first in, first
+order they started waiting. Among items of one priority that is first in, first
 out. One priority level is worth ``max_wait / 100`` seconds of waiting, so
 the deadline of a :data:`PRIORITY_LOW` item is ``max_wait`` seconds after
 it was added, that of a :data:`PRIORITY_HIGH` item the moment it was added:
@@ -99,8 +99,9 @@ class _DeadlineOrder(Generic[T]):
         self._step = step  # seconds of waiting one priority level is worth
         self._heap: list[tuple[float, int, T]] = []
         self._live: dict[T, tuple[float, int, T]] = {}  # queued item -> its current entry
-        # Every dirty item (queued, or to be queued at done()): (priority, since).
-        self.wanted: dict[T, tuple[int, float]] = {}
+        # Every dirty item (queued, or to be queued at done()): (priority,
+        # since, seq); seq orders equal deadlines by when the wait began.
+        self.wanted: dict[T, tuple[int, float, int]] = {}
         # Every item handed out and not done: the priority it was handed out with.
         self.handed: dict[T, int] = {}
         self._seq = 0
@@ -111,21 +112,22 @@ class _DeadlineOrder(Generic[T]):
 
     def want(self, item: T, priority: int, since: float) -> None:
         """Record that ``item`` waits with ``priority`` since ``since``; an
-        item waiting already keeps its ``since`` and only ever gains priority
-        (moving forward if it is queued)."""
+        item waiting already keeps its ``since`` and its place among equal
+        deadlines, and only ever gains priority (moving forward if it is
+        queued)."""
         current = self.wanted.get(item)
         if current is None:
-            self.wanted[item] = (priority, since)
+            self._seq += 1
+            self.wanted[item] = (priority, since, self._seq)
         elif priority > current[0]:
-            self.wanted[item] = (priority, current[1])
+            self.wanted[item] = (priority, current[1], current[2])
             if item in self._live:
                 self._stale += 1
                 self.append(item)
 
     def append(self, item: T, /) -> None:
-        priority, since = self.wanted[item]
-        self._seq += 1
-        entry = (since - priority * self._step, self._seq, item)
+        priority, since, seq = self.wanted[item]
+        entry = (since - priority * self._step, seq, item)
         self._live[item] = entry
         heapq.heappush(self._heap, entry)
         if self._stale > 64 and self._stale * 2 > len(self._heap):
