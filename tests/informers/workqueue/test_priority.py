@@ -336,7 +336,7 @@ def test_events_first_while_an_initial_list_drains() -> None:
 
 def test_requeue_keeps_the_priority_it_was_handed_out_with() -> None:
     clock = FakeClock()
-    q: PriorityQueue[str] = PriorityQueue(FixedLimiter(1.0), clock=clock)  # type: ignore[arg-type]
+    q: PriorityQueue[str] = PriorityQueue(FixedLimiter(1.0), clock=clock)
     q.add("low", PRIORITY_LOW)
     q.add("high")
     assert drain(q, 2) == ["high", "low"]
