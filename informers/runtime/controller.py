@@ -68,7 +68,9 @@ from informers.runtime.metrics import (
 from informers.runtime.request import Request, Result
 from informers.runtime.sources import HandlerSource, Source, coerce_request
 from informers.workqueue import (
+    DEFAULT_MAX_WAIT,
     MetricsProvider,
+    PriorityQueue,
     RateLimiter,
     RateLimitingQueue,
     default_controller_rate_limiter,
@@ -175,6 +177,17 @@ class Controller:
         that worker until the call returns (no other worker gets them).
     :param max_batch: the most requests one worker takes at once (default 1:
         no batching); more than 1 needs ``reconcile_batch``.
+    :param priority_queue: use a :class:`~informers.workqueue.PriorityQueue`
+        (default: a :class:`~informers.workqueue.RateLimitingQueue`): informer
+        sources then add the requests of their initial list and of resyncs
+        with low priority and those of every other event with high priority,
+        so events are reconciled first while a large list drains; a requeue
+        keeps the priority its request was handed out with. Requests added
+        by other sources, or by hand with ``queue.add(request)``, are high.
+    :param priority_max_wait: with ``priority_queue``: the queue's
+        ``max_wait``, how long a low-priority request waits at most before
+        newer events stop overtaking it (seconds, default
+        :data:`~informers.workqueue.DEFAULT_MAX_WAIT`).
 
     Raises :class:`ValueError` for an empty name or one with whitespace, a
     missing or non-callable reconcile, no sources, ``workers < 1`` or a
@@ -197,6 +210,8 @@ class Controller:
         queue_metrics: MetricsProvider | None = None,
         reconcile_batch: BatchReconcileFunc | None = None,
         max_batch: int = 1,
+        priority_queue: bool = False,
+        priority_max_wait: float = DEFAULT_MAX_WAIT,
     ) -> None:
         self._name = _validate_name(name)
         if isinstance(max_batch, bool) or not isinstance(max_batch, int):
@@ -229,12 +244,14 @@ class Controller:
             if rate_limiter is not None
             else default_controller_rate_limiter(clock=clock)
         )
-        self._queue: RateLimitingQueue[Request] = RateLimitingQueue(
-            _RecordingLimiter(self._rate_limiter, self._record_delay),
-            name=name,
-            clock=clock,
-            metrics=queue_metrics,
-        )
+        limiter = _RecordingLimiter(self._rate_limiter, self._record_delay)
+        self._queue: RateLimitingQueue[Request]
+        if priority_queue:
+            self._queue = PriorityQueue(
+                limiter, name=name, clock=clock, metrics=queue_metrics, max_wait=priority_max_wait
+            )
+        else:
+            self._queue = RateLimitingQueue(limiter, name=name, clock=clock, metrics=queue_metrics)
         self._metrics = ControllerMetrics.create(metrics or NoopControllerMetricsProvider(), name)
         self._metrics.max_concurrent_reconciles.set_function(lambda: float(workers))
         # The gauge holds the controller weakly: a registry outlives controllers.
@@ -269,7 +286,8 @@ class Controller:
 
     @property
     def queue(self) -> RateLimitingQueue[Request]:
-        """The workqueue. Adding requests to it by hand is fine
+        """The workqueue (a :class:`~informers.workqueue.PriorityQueue` with
+        ``priority_queue``). Adding requests to it by hand is fine
         (``queue.add(Request(...))``); its ``rate_limiter`` wraps the
         controller's (:attr:`rate_limiter`)."""
         return self._queue
