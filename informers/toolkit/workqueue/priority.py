@@ -60,10 +60,11 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-from informers.clock import REAL_CLOCK, Clock, TimerHandle
+from informers.clock import REAL_CLOCK, Clock, RealClock, TimerHandle
 from informers.workqueue.metrics import MetricsProvider
 from informers.workqueue.queue import RateLimitingQueue
 from informers.workqueue.rate_limiters import RateLimiter
@@ -85,30 +86,33 @@ _LEVELS = PRIORITY_HIGH - PRIORITY_LOW
 
 class _DeadlineOrder(Generic[T]):
     """The waiting items of a :class:`PriorityQueue` in hand-out order: a heap
-    of ``(deadline, seq, item)`` with stale entries left behind when an
+    of ``(deadline, seq, item)`` entries with stale ones left behind when an
     item's priority rises (skipped when popped, compacted when they pile up).
 
-    Not thread-safe: the queue's lock guards every call. It is the queue's
-    :class:`~informers.workqueue.queue.HandOutOrder`: ``append`` queues an
-    item already recorded by :meth:`want`, ``popleft`` hands one out.
+    ``wanted`` holds every dirty item (queued, or to be queued again at
+    ``done``) as ``(priority, since, seq, entry)``: ``seq`` orders equal
+    deadlines by when the wait began, ``entry`` is the item's live heap
+    entry (``None`` while it is not queued). ``handed`` holds every item
+    handed out and not done, with the priority it was handed out with.
+
+    Not thread-safe: the queue's lock guards every call and every attribute
+    (the queue's ``add`` works on them directly, on its fast path). It is
+    the queue's :class:`~informers.workqueue.queue.HandOutOrder`: ``append``
+    queues an item already in ``wanted``, ``popleft`` hands one out.
     """
 
-    __slots__ = ("_heap", "_live", "_seq", "_stale", "_step", "handed", "wanted")
+    __slots__ = ("handed", "heap", "seq", "stale", "step", "wanted")
 
     def __init__(self, step: float) -> None:
-        self._step = step  # seconds of waiting one priority level is worth
-        self._heap: list[tuple[float, int, T]] = []
-        self._live: dict[T, tuple[float, int, T]] = {}  # queued item -> its current entry
-        # Every dirty item (queued, or to be queued at done()): (priority,
-        # since, seq); seq orders equal deadlines by when the wait began.
-        self.wanted: dict[T, tuple[int, float, int]] = {}
-        # Every item handed out and not done: the priority it was handed out with.
+        self.step = step  # seconds of waiting one priority level is worth
+        self.heap: list[tuple[float, int, T]] = []
+        self.wanted: dict[T, tuple[int, float, int, tuple[float, int, T] | None]] = {}
         self.handed: dict[T, int] = {}
-        self._seq = 0
-        self._stale = 0
+        self.seq = 0
+        self.stale = 0  # heap entries that are no item's live entry
 
     def __len__(self) -> int:
-        return len(self._live)
+        return len(self.heap) - self.stale
 
     def want(self, item: T, priority: int, since: float) -> None:
         """Record that ``item`` waits with ``priority`` since ``since``; an
@@ -117,34 +121,36 @@ class _DeadlineOrder(Generic[T]):
         queued)."""
         current = self.wanted.get(item)
         if current is None:
-            self._seq += 1
-            self.wanted[item] = (priority, since, self._seq)
+            self.seq += 1
+            self.wanted[item] = (priority, since, self.seq, None)
         elif priority > current[0]:
-            self.wanted[item] = (priority, current[1], current[2])
-            if item in self._live:
-                self._stale += 1
+            self.wanted[item] = (priority, current[1], current[2], None)
+            if current[3] is not None:  # queued: re-queue it with its new deadline
+                self.stale += 1
                 self.append(item)
+                if self.stale > 64 and self.stale * 2 > len(self.heap):
+                    self.heap = [r[3] for r in self.wanted.values() if r[3] is not None]
+                    heapq.heapify(self.heap)
+                    self.stale = 0
 
     def append(self, item: T, /) -> None:
-        priority, since, seq = self.wanted[item]
-        entry = (since - priority * self._step, seq, item)
-        self._live[item] = entry
-        heapq.heappush(self._heap, entry)
-        if self._stale > 64 and self._stale * 2 > len(self._heap):
-            self._heap = list(self._live.values())
-            heapq.heapify(self._heap)
-            self._stale = 0
+        priority, since, seq, _ = self.wanted[item]
+        entry = (since - priority * self.step, seq, item)
+        self.wanted[item] = (priority, since, seq, entry)
+        heapq.heappush(self.heap, entry)
 
     def popleft(self) -> T:
-        heap, live = self._heap, self._live
+        heap, wanted = self.heap, self.wanted
         while True:
             entry = heapq.heappop(heap)
             item = entry[2]
-            if live.get(item) is entry:
-                del live[item]
-                self.handed[item] = self.wanted.pop(item)[0]
-                return item
-            self._stale -= 1
+            record = wanted.pop(item, None)
+            if record is not None:
+                if record[3] is entry:
+                    self.handed[item] = record[0]
+                    return item
+                wanted[item] = record  # a newer entry of a raised item is live
+            self.stale -= 1
 
 
 def _check_priority(priority: object) -> int:
@@ -188,6 +194,7 @@ class PriorityQueue(RateLimitingQueue[T]):
         self._max_wait = float(max_wait)
         self._order: _DeadlineOrder[T] = _DeadlineOrder(self._max_wait / _LEVELS)
         self._queue = self._order  # guarded by _lock; the base class hands out from it
+        self._now = time.monotonic if isinstance(clock, RealClock) else clock.now
         # Delayed items (guarded by _lock): item -> (highest priority it was
         # delayed with, earliest ready time); queued with those when it fires.
         self._delayed: dict[T, tuple[int, float]] = {}
@@ -213,15 +220,37 @@ class PriorityQueue(RateLimitingQueue[T]):
         waiting already its priority is raised to ``priority`` when that is
         higher (never lowered); if it is being processed it is queued at
         :meth:`done`. Dropped when shutting down. Never blocks."""
-        _check_priority(priority)
+        if type(priority) is not int:
+            _check_priority(priority)
+        now = self._now()
         metrics = self._metrics
-        now = self._clock.now()
+        if metrics is not None:
+            with self._lock:
+                added = self._add_with_priority_locked(item, priority, now, now)
+            if added:
+                metrics.adds.inc()
+            return
+        # The same as _add_with_priority_locked, inlined: the hot path of a
+        # source pushing an initial list.
         with self._lock:
-            added = self._add_with_priority_locked(
-                item, priority, now, None if metrics is None else now
-            )
-        if added and metrics is not None:
-            metrics.adds.inc()
+            if self._shutting_down:
+                return
+            order = self._order
+            current = order.wanted.get(item)
+            if current is not None:
+                if priority > current[0]:
+                    order.want(item, priority, now)
+                return
+            seq = order.seq = order.seq + 1
+            self._dirty.add(item)
+            if item in self._processing:
+                order.wanted[item] = (priority, now, seq, None)
+                return
+            entry = (now - priority * order.step, seq, item)
+            order.wanted[item] = (priority, now, seq, entry)
+            heapq.heappush(order.heap, entry)
+            if self._getters:
+                self._cond.notify()
 
     def add_after(self, item: T, delay: float, priority: int | None = None) -> None:
         """Add ``item`` with ``priority`` once ``delay`` seconds have passed
@@ -274,7 +303,7 @@ class PriorityQueue(RateLimitingQueue[T]):
         self, item: T, delay: float, *, count_retry: bool, priority: int | None = None
     ) -> None:
         metrics = self._metrics
-        now = self._clock.now()
+        now = self._now()
         arm: tuple[int, TimerHandle | None, float] | None = None
         added = False
         with self._lock:
