@@ -21,6 +21,9 @@ reconcile workers, in the style of controller-runtime's controller loop.
     what a reconcile gets and answers.
 :class:`TerminalError` (:mod:`informers.runtime.errors`)
     a failure that is not retried.
+:func:`current_context` (:mod:`informers.toolkit.runtime.context`)
+    a running reconcile's :class:`ReconcileContext`: its stop event and
+    deadline.
 :class:`InformerSource`, :class:`PeriodicSource`, :class:`ChannelSource`
     (:mod:`informers.runtime.sources`): where requests come from.
 Predicates (:mod:`informers.runtime.predicates`) and map functions
@@ -60,11 +63,14 @@ from informers.runtime.sources import (
     Sink,
     Source,
 )
+from informers.toolkit.runtime.context import ReconcileContext, current_context
 
 __all__ = [
     # the loop
     "Controller",
+    "ReconcileContext",
     "ReconcileFunc",
+    "current_context",
     # requests and results
     "Request",
     "Result",

@@ -53,7 +53,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
-from informers.clock import REAL_CLOCK, Clock
+from informers.clock import REAL_CLOCK, Clock, TimerHandle
 from informers.errors import CacheSyncTimeoutError, InformerStateError, ObjectKeyError
 from informers.runtime.errors import is_terminal
 from informers.runtime.metrics import (
@@ -67,6 +67,7 @@ from informers.runtime.metrics import (
 )
 from informers.runtime.request import Request, Result
 from informers.runtime.sources import HandlerSource, Source, coerce_request
+from informers.toolkit.runtime.context import ReconcileContext, _set_current
 from informers.workqueue import (
     DEFAULT_MAX_WAIT,
     MetricsProvider,
@@ -188,6 +189,19 @@ class Controller:
         ``max_wait``, how long a low-priority request waits at most before
         newer events stop overtaking it (seconds, default
         :data:`~informers.workqueue.DEFAULT_MAX_WAIT`).
+    :param reconcile_timeout: seconds (of ``clock``) a reconcile call should
+        take at most (default ``None``: no limit). It is the deadline of the
+        call's :class:`~informers.runtime.ReconcileContext`
+        (:func:`~informers.runtime.current_context`); a call still running
+        past it is logged at WARNING and counted
+        (``controller_runtime_reconcile_timeouts_total``) but not stopped: a
+        thread cannot be killed, so it runs on, keeping its worker and its
+        request, until it returns.
+
+    Every reconcile call can reach its context through
+    :func:`~informers.runtime.current_context`: the deadline, and a stop
+    event set when :meth:`stop` begins (so also when a leader-elected
+    controller is stopped because leadership was lost).
 
     Raises :class:`ValueError` for an empty name or one with whitespace, a
     missing or non-callable reconcile, no sources, ``workers < 1`` or a
@@ -212,8 +226,21 @@ class Controller:
         max_batch: int = 1,
         priority_queue: bool = False,
         priority_max_wait: float = DEFAULT_MAX_WAIT,
+        reconcile_timeout: float | None = None,
     ) -> None:
         self._name = _validate_name(name)
+        if reconcile_timeout is not None and (
+            isinstance(reconcile_timeout, bool)
+            or not isinstance(reconcile_timeout, int | float)
+            or not math.isfinite(reconcile_timeout)
+            or reconcile_timeout <= 0
+        ):
+            raise ValueError(
+                f"reconcile_timeout must be None or finite and > 0, not {reconcile_timeout!r}"
+            )
+        self._reconcile_timeout = reconcile_timeout
+        # Set when stop() begins: every reconcile context's stop event.
+        self._stop_event = threading.Event()
         if isinstance(max_batch, bool) or not isinstance(max_batch, int):
             raise TypeError(f"max_batch must be an int, not {type(max_batch).__name__}")
         if max_batch < 1:
@@ -291,6 +318,11 @@ class Controller:
         (``queue.add(Request(...))``); its ``rate_limiter`` wraps the
         controller's (:attr:`rate_limiter`)."""
         return self._queue
+
+    @property
+    def stop_event(self) -> threading.Event:
+        """Set when :meth:`stop` begins; every reconcile context's stop event."""
+        return self._stop_event
 
     @property
     def rate_limiter(self) -> RateLimiter[Request]:
@@ -396,6 +428,7 @@ class Controller:
         return reason
 
     def _abort_start(self, started: list[Source]) -> None:
+        self._stop_event.set()
         for source in reversed(started):
             try:
                 source.stop(5.0)
@@ -433,6 +466,7 @@ class Controller:
             was = self._state
             self._state = _STOPPING
             self._cond.notify_all()
+            self._stop_event.set()
             # start() may be starting the workers right now (stop() called
             # from the first reconcile): wait until they all run, to join them.
             self._cond.wait_for(lambda: not self._launching, remaining())
@@ -619,6 +653,7 @@ class Controller:
             return
         started = self._clock.now()
         outcomes: Sequence[Result | BaseException | None]
+        deadline = self._enter(requests, started)
         try:
             outcomes = batch(requests)
             if len(outcomes) != len(requests):
@@ -628,6 +663,8 @@ class Controller:
                 )
         except Exception as error:  # noqa: BLE001 - every request fails with it; _finish logs
             outcomes = [error] * len(requests)
+        finally:
+            self._exit(deadline)
         for request, outcome in zip(requests, outcomes, strict=True):
             if isinstance(outcome, Exception):
                 self._finish(request, started, None, outcome)
@@ -643,12 +680,47 @@ class Controller:
             return
         request = requests[0]
         started = self._clock.now()
+        deadline = self._enter(requests, started)
         try:
             result = self._reconcile(request)
         except Exception as error:  # noqa: BLE001 - requeued or dropped, and logged, by _finish
+            self._exit(deadline)
             self._finish(request, started, None, error)
             return
+        self._exit(deadline)
         self._finish(request, started, result, None)
+
+    def _enter(self, requests: Sequence[Request], started: float) -> TimerHandle | None:
+        """Before a reconcile call: make its context this thread's current
+        one and, with a ``reconcile_timeout``, arm the timer that reports an
+        overrun; answers that timer (for :meth:`_exit`)."""
+        timeout = self._reconcile_timeout
+        deadline = None if timeout is None else started + timeout
+        _set_current(ReconcileContext(requests, self._stop_event, deadline, self._clock))
+        if timeout is None:
+            return None
+        return self._clock.call_later(
+            timeout,
+            functools.partial(self._overrun, tuple(requests), timeout),
+            f"reconcile-{self._name}-deadline",
+        )
+
+    def _exit(self, timer: TimerHandle | None) -> None:
+        """After a reconcile call: no current context, no overrun report."""
+        _set_current(None)
+        if timer is not None:
+            timer.cancel()
+
+    def _overrun(self, requests: tuple[Request, ...], timeout: float) -> None:
+        """Timer callback: a reconcile call is still running at its deadline."""
+        self._metrics.reconcile_timeouts.inc()
+        log.warning(
+            "controller %s: reconcile of %s still running after its %s s timeout; it cannot "
+            "be stopped and keeps its worker until it returns",
+            self._name,
+            ", ".join(map(str, requests)),
+            timeout,
+        )
 
     def _finish(
         self, request: Request, started: float, result: Any, error: Exception | None
