@@ -52,8 +52,9 @@ time.
 
 Thread-safety: every method may be called from any thread; one lock, never
 held while calling the clock, a timer, the rate limiter or a metric. ``get``
-and ``shutdown_with_drain`` block, nothing else does. Adds cost
-``O(log n)`` (a heap) instead of a FIFO's ``O(1)``.
+and ``shutdown_with_drain`` block, nothing else does. Adds and gets of
+items that arrive in order within their priority (the common case) cost
+``O(1)``, others ``O(log n)`` (a heap).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from collections import deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
@@ -85,15 +87,23 @@ _LEVELS = PRIORITY_HIGH - PRIORITY_LOW
 
 
 class _DeadlineOrder(Generic[T]):
-    """The waiting items of a :class:`PriorityQueue` in hand-out order: a heap
-    of ``(deadline, seq, item)`` entries with stale ones left behind when an
-    item's priority rises (skipped when popped, compacted when they pile up).
+    """The waiting items of a :class:`PriorityQueue` in hand-out order.
+
+    Entries are ``(deadline, seq, item)``. Items of one priority mostly
+    arrive in deadline order (their wait begins when they are added), so
+    each priority has a *run*, a deque kept in deadline order, appended to
+    in O(1); an entry that would break its run's order (an item raised, or
+    queued again at ``done`` with an older ``since``, or delayed) goes to
+    one ``overflow`` heap instead. The next item is the least head of the
+    runs and the heap (a handful of priorities in use: a handful of heads).
+    A raised item's old entry stays behind, stale, and is skipped when it
+    comes up (everything is rebuilt when stale entries pile up).
 
     ``wanted`` holds every dirty item (queued, or to be queued again at
     ``done``) as ``(priority, since, seq, entry)``: ``seq`` orders equal
-    deadlines by when the wait began, ``entry`` is the item's live heap
-    entry (``None`` while it is not queued). ``handed`` holds every item
-    handed out and not done, with the priority it was handed out with.
+    deadlines by when the wait began, ``entry`` is the item's live entry
+    (``None`` while it is not queued). ``handed`` holds every item handed
+    out and not done, with the priority it was handed out with.
 
     Not thread-safe: the queue's lock guards every call and every attribute
     (the queue's ``add`` works on them directly, on its fast path). It is
@@ -101,18 +111,20 @@ class _DeadlineOrder(Generic[T]):
     queues an item already in ``wanted``, ``popleft`` hands one out.
     """
 
-    __slots__ = ("handed", "heap", "seq", "stale", "step", "wanted")
+    __slots__ = ("entries", "handed", "overflow", "runs", "seq", "stale", "step", "wanted")
 
     def __init__(self, step: float) -> None:
         self.step = step  # seconds of waiting one priority level is worth
-        self.heap: list[tuple[float, int, T]] = []
+        self.runs: dict[int, deque[tuple[float, int, T]]] = {}
+        self.overflow: list[tuple[float, int, T]] = []
         self.wanted: dict[T, tuple[int, float, int, tuple[float, int, T] | None]] = {}
         self.handed: dict[T, int] = {}
         self.seq = 0
-        self.stale = 0  # heap entries that are no item's live entry
+        self.entries = 0  # in the runs and the heap, stale ones included
+        self.stale = 0  # entries that are no item's live entry
 
     def __len__(self) -> int:
-        return len(self.heap) - self.stale
+        return self.entries - self.stale
 
     def want(self, item: T, priority: int, since: float) -> None:
         """Record that ``item`` waits with ``priority`` since ``since``; an
@@ -125,24 +137,42 @@ class _DeadlineOrder(Generic[T]):
             self.wanted[item] = (priority, since, self.seq, None)
         elif priority > current[0]:
             self.wanted[item] = (priority, current[1], current[2], None)
-            if current[3] is not None:  # queued: re-queue it with its new deadline
+            if current[3] is not None:  # queued: queue it again with its new deadline
                 self.stale += 1
                 self.append(item)
-                if self.stale > 64 and self.stale * 2 > len(self.heap):
-                    self.heap = [r[3] for r in self.wanted.values() if r[3] is not None]
-                    heapq.heapify(self.heap)
-                    self.stale = 0
+                if self.stale > 64 and self.stale * 2 > self.entries:
+                    self._rebuild()
 
     def append(self, item: T, /) -> None:
         priority, since, seq, _ = self.wanted[item]
         entry = (since - priority * self.step, seq, item)
         self.wanted[item] = (priority, since, seq, entry)
-        heapq.heappush(self.heap, entry)
+        self.entries += 1
+        run = self.runs.get(priority)
+        if run is None:
+            self.runs[priority] = deque((entry,))
+        elif run[-1] < entry:
+            run.append(entry)
+        else:
+            heapq.heappush(self.overflow, entry)
 
     def popleft(self) -> T:
-        heap, wanted = self.heap, self.wanted
+        wanted, overflow = self.wanted, self.overflow
         while True:
-            entry = heapq.heappop(heap)
+            best: tuple[float, int, T] | None = None
+            source: deque[tuple[float, int, T]] | None = None
+            key = 0
+            for priority, run in self.runs.items():
+                if best is None or run[0] < best:
+                    best, source, key = run[0], run, priority
+            if overflow and (best is None or overflow[0] < best):
+                entry = heapq.heappop(overflow)
+            else:
+                assert source is not None  # popleft is called only when len() > 0
+                entry = source.popleft()
+                if not source:
+                    del self.runs[key]  # runs are never empty
+            self.entries -= 1
             item = entry[2]
             record = wanted.pop(item, None)
             if record is not None:
@@ -151,6 +181,21 @@ class _DeadlineOrder(Generic[T]):
                     return item
                 wanted[item] = record  # a newer entry of a raised item is live
             self.stale -= 1
+
+    def _rebuild(self) -> None:
+        """Drop the stale entries: every live entry, in order, into its run."""
+        live = sorted(r[3] for r in self.wanted.values() if r[3] is not None)
+        self.runs = {}
+        self.overflow = []
+        for entry in live:
+            priority = self.wanted[entry[2]][0]
+            run = self.runs.get(priority)
+            if run is None:
+                self.runs[priority] = deque((entry,))
+            else:
+                run.append(entry)
+        self.entries = len(live)
+        self.stale = 0
 
 
 def _check_priority(priority: object) -> int:
@@ -248,7 +293,14 @@ class PriorityQueue(RateLimitingQueue[T]):
                 return
             entry = (now - priority * order.step, seq, item)
             order.wanted[item] = (priority, now, seq, entry)
-            heapq.heappush(order.heap, entry)
+            order.entries += 1
+            run = order.runs.get(priority)
+            if run is None:
+                order.runs[priority] = deque((entry,))
+            elif run[-1] < entry:
+                run.append(entry)
+            else:
+                heapq.heappush(order.overflow, entry)
             if self._getters:
                 self._cond.notify()
 

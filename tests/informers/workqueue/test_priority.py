@@ -465,3 +465,40 @@ def test_workers_never_share_a_key_and_nothing_is_lost() -> None:
         thread.join()
     assert not overlaps
     assert all(processed_after[key] == adds[key] for key in adds)
+
+
+def test_many_raises_and_requeues_keep_the_deadline_order() -> None:
+    """Hundreds of raised items (stale entries, rebuilt) and items queued
+    again at done with an older since: every get is the earliest deadline."""
+    clock = FakeClock()
+    q: PriorityQueue[int] = PriorityQueue(clock=clock, max_wait=100.0)
+    since: dict[int, float] = {}
+    priority: dict[int, int] = {}
+    for n in range(500):
+        q.add(n, PRIORITY_LOW)
+        since[n], priority[n] = clock.now(), PRIORITY_LOW
+        clock.advance(0.01)
+    held = [n for n in (q.get(timeout=0)[0] for _ in range(5)) if n is not None]
+    assert held == [0, 1, 2, 3, 4]
+    for n in held:
+        q.add(n, -50)  # dirty while processing
+        since[n], priority[n] = clock.now(), -50
+    for n in range(500):
+        if n not in held:
+            q.add(n, -50)  # raised: keeps its since
+            priority[n] = -50
+    for n in range(100, 400, 2):
+        q.add(n, PRIORITY_HIGH)  # raised again
+        priority[n] = PRIORITY_HIGH
+    clock.advance(1.0)
+    for n in held:
+        q.done(n)
+    assert len(q) == 500
+    out: list[int] = []
+    for _ in range(500):
+        item, _ = q.get(timeout=0)
+        assert item is not None
+        out.append(item)
+    assert sorted(out) == list(range(500))
+    deadlines = [since[n] - priority[n] for n in out]  # max_wait / 100 = 1 s per level
+    assert deadlines == sorted(deadlines)
