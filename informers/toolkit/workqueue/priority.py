@@ -238,7 +238,9 @@ class PriorityQueue(RateLimitingQueue[T]):
         super().__init__(rate_limiter, name=name, clock=clock, metrics=metrics)
         self._max_wait = float(max_wait)
         self._order: _DeadlineOrder[T] = _DeadlineOrder(self._max_wait / _LEVELS)
-        self._queue = self._order  # guarded by _lock; the base class hands out from it
+        # Guarded by _lock: the base class hands out from it. Its ``wanted``
+        # takes the place of the base class's dirty set, which stays empty.
+        self._queue = self._order
         self._now = time.monotonic if isinstance(clock, RealClock) else clock.now
         # Delayed items (guarded by _lock): item -> (highest priority it was
         # delayed with, earliest ready time); queued with those when it fires.
@@ -287,7 +289,6 @@ class PriorityQueue(RateLimitingQueue[T]):
                     order.want(item, priority, now)
                 return
             seq = order.seq = order.seq + 1
-            self._dirty.add(item)
             if item in self._processing:
                 order.wanted[item] = (priority, now, seq, None)
                 return
@@ -332,10 +333,10 @@ class PriorityQueue(RateLimitingQueue[T]):
         if self._shutting_down:
             return False
         order = self._order
-        order.want(item, priority, since)
-        if item in self._dirty:
+        if item in order.wanted:
+            order.want(item, priority, since)
             return False
-        self._dirty.add(item)
+        order.want(item, priority, since)
         if stamp is not None and item not in self._add_times:
             self._add_times[item] = stamp
         if item in self._processing:
@@ -398,7 +399,7 @@ class PriorityQueue(RateLimitingQueue[T]):
             except KeyError:
                 return
             del self._order.handed[item]
-            if item in self._dirty:
+            if item in self._order.wanted:
                 self._order.append(item)
                 if self._getters:
                     self._cond.notify()
@@ -409,6 +410,12 @@ class PriorityQueue(RateLimitingQueue[T]):
             started = self._start_times.pop(item, None)
         if started is not None and now is not None:
             metrics.work_duration.observe(max(0.0, now - started))
+
+    def _depth(self) -> float:
+        # The dirty items are the wanted ones (the base class's dirty set
+        # stays empty: the order's ``wanted`` holds them).
+        with self._lock:
+            return float(len(self._order.wanted))
 
     def _stop_timers_locked(self) -> TimerHandle | None:
         self._delayed.clear()
