@@ -681,14 +681,15 @@ class Controller:
         request = requests[0]
         started = self._clock.now()
         deadline = self._enter(requests, started)
+        failure: Exception | None = None
+        result = None
         try:
             result = self._reconcile(request)
         except Exception as error:  # noqa: BLE001 - requeued or dropped, and logged, by _finish
+            failure = error
+        finally:
             self._exit(deadline)
-            self._finish(request, started, None, error)
-            return
-        self._exit(deadline)
-        self._finish(request, started, result, None)
+        self._finish(request, started, result, failure)
 
     def _enter(self, requests: Sequence[Request], started: float) -> TimerHandle | None:
         """Before a reconcile call: make its context this thread's current
