@@ -291,6 +291,10 @@ def test_tracker_mirror_all_is_pinned() -> None:
 WORKQUEUE_ALL = {
     # queues
     "DelayingQueue",
+    "PriorityQueue",
+    "PRIORITY_HIGH",
+    "PRIORITY_LOW",
+    "DEFAULT_MAX_WAIT",
     "Queue",
     "RateLimitingQueue",
     # rate limiters
@@ -322,6 +326,8 @@ def test_informers_workqueue_all_is_pinned() -> None:
 RUNTIME_ALL = {
     # the loop
     "Controller",
+    "ReconcileContext",
+    "current_context",
     "ReconcileFunc",
     # requests and results
     "Request",

@@ -21,6 +21,9 @@ reconcile workers, in the style of controller-runtime's controller loop.
     what a reconcile gets and answers.
 :class:`TerminalError` (:mod:`informers.toolkit.runtime.errors`)
     a failure that is not retried.
+:func:`current_context` (:mod:`informers.toolkit.runtime.context`)
+    a running reconcile's :class:`ReconcileContext`: its stop event and
+    deadline.
 :class:`InformerSource`, :class:`PeriodicSource`, :class:`ChannelSource`
     (:mod:`informers.toolkit.runtime.sources`): where requests come from.
 Predicates (:mod:`informers.toolkit.runtime.predicates`) and map functions
@@ -31,6 +34,7 @@ Metrics (:mod:`informers.toolkit.runtime.metrics`; the Prometheus provider is
 
 from __future__ import annotations
 
+from informers.toolkit.runtime.context import ReconcileContext, current_context
 from informers.toolkit.runtime.controller import Controller, ReconcileFunc
 from informers.toolkit.runtime.errors import TerminalError, is_terminal
 from informers.toolkit.runtime.mapping import MapFunc, enqueue_owner, request_for_object
@@ -64,7 +68,9 @@ from informers.toolkit.runtime.sources import (
 __all__ = [
     # the loop
     "Controller",
+    "ReconcileContext",
     "ReconcileFunc",
+    "current_context",
     # requests and results
     "Request",
     "Result",

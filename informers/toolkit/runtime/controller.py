@@ -54,6 +54,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 from informers.errors import CacheSyncTimeoutError, InformerStateError, ObjectKeyError
+from informers.toolkit.runtime.context import ReconcileContext, _set_current
 from informers.toolkit.runtime.errors import is_terminal
 from informers.toolkit.runtime.metrics import (
     RESULT_ERROR,
@@ -67,12 +68,14 @@ from informers.toolkit.runtime.metrics import (
 from informers.toolkit.runtime.request import Request, Result
 from informers.toolkit.runtime.sources import HandlerSource, Source, coerce_request
 from informers.toolkit.workqueue import (
+    DEFAULT_MAX_WAIT,
     MetricsProvider,
+    PriorityQueue,
     RateLimiter,
     RateLimitingQueue,
     default_controller_rate_limiter,
 )
-from informers.util.clock import REAL_CLOCK, Clock
+from informers.util.clock import REAL_CLOCK, Clock, TimerHandle
 
 __all__ = ["BatchReconcileFunc", "Controller", "ReconcileFunc"]
 
@@ -175,6 +178,30 @@ class Controller:
         that worker until the call returns (no other worker gets them).
     :param max_batch: the most requests one worker takes at once (default 1:
         no batching); more than 1 needs ``reconcile_batch``.
+    :param priority_queue: use a :class:`~informers.toolkit.workqueue.PriorityQueue`
+        (default: a :class:`~informers.toolkit.workqueue.RateLimitingQueue`): informer
+        sources then add the requests of their initial list and of resyncs
+        with low priority and those of every other event with high priority,
+        so events are reconciled first while a large list drains; a requeue
+        keeps the priority its request was handed out with. Requests added
+        by other sources, or by hand with ``queue.add(request)``, are high.
+    :param priority_max_wait: with ``priority_queue``: the queue's
+        ``max_wait``, how long a low-priority request waits at most before
+        newer events stop overtaking it (seconds, default
+        :data:`~informers.toolkit.workqueue.DEFAULT_MAX_WAIT`).
+    :param reconcile_timeout: seconds (of ``clock``) a reconcile call should
+        take at most (default ``None``: no limit). It is the deadline of the
+        call's :class:`~informers.toolkit.runtime.ReconcileContext`
+        (:func:`~informers.toolkit.runtime.current_context`); a call still running
+        past it is logged at WARNING and counted
+        (``controller_runtime_reconcile_timeouts_total``) but not stopped: a
+        thread cannot be killed, so it runs on, keeping its worker and its
+        request, until it returns.
+
+    Every reconcile call can reach its context through
+    :func:`~informers.toolkit.runtime.current_context`: the deadline, and a stop
+    event set when :meth:`stop` begins (so also when a leader-elected
+    controller is stopped because leadership was lost).
 
     Raises :class:`ValueError` for an empty name or one with whitespace, a
     missing or non-callable reconcile, no sources, ``workers < 1`` or a
@@ -197,8 +224,23 @@ class Controller:
         queue_metrics: MetricsProvider | None = None,
         reconcile_batch: BatchReconcileFunc | None = None,
         max_batch: int = 1,
+        priority_queue: bool = False,
+        priority_max_wait: float = DEFAULT_MAX_WAIT,
+        reconcile_timeout: float | None = None,
     ) -> None:
         self._name = _validate_name(name)
+        if reconcile_timeout is not None and (
+            isinstance(reconcile_timeout, bool)
+            or not isinstance(reconcile_timeout, int | float)
+            or not math.isfinite(reconcile_timeout)
+            or reconcile_timeout <= 0
+        ):
+            raise ValueError(
+                f"reconcile_timeout must be None or finite and > 0, not {reconcile_timeout!r}"
+            )
+        self._reconcile_timeout = reconcile_timeout
+        # Set when stop() begins: every reconcile context's stop event.
+        self._stop_event = threading.Event()
         if isinstance(max_batch, bool) or not isinstance(max_batch, int):
             raise TypeError(f"max_batch must be an int, not {type(max_batch).__name__}")
         if max_batch < 1:
@@ -229,12 +271,14 @@ class Controller:
             if rate_limiter is not None
             else default_controller_rate_limiter(clock=clock)
         )
-        self._queue: RateLimitingQueue[Request] = RateLimitingQueue(
-            _RecordingLimiter(self._rate_limiter, self._record_delay),
-            name=name,
-            clock=clock,
-            metrics=queue_metrics,
-        )
+        limiter = _RecordingLimiter(self._rate_limiter, self._record_delay)
+        self._queue: RateLimitingQueue[Request]
+        if priority_queue:
+            self._queue = PriorityQueue(
+                limiter, name=name, clock=clock, metrics=queue_metrics, max_wait=priority_max_wait
+            )
+        else:
+            self._queue = RateLimitingQueue(limiter, name=name, clock=clock, metrics=queue_metrics)
         self._metrics = ControllerMetrics.create(metrics or NoopControllerMetricsProvider(), name)
         self._metrics.max_concurrent_reconciles.set_function(lambda: float(workers))
         # The gauge holds the controller weakly: a registry outlives controllers.
@@ -269,10 +313,16 @@ class Controller:
 
     @property
     def queue(self) -> RateLimitingQueue[Request]:
-        """The workqueue. Adding requests to it by hand is fine
+        """The workqueue (a :class:`~informers.toolkit.workqueue.PriorityQueue` with
+        ``priority_queue``). Adding requests to it by hand is fine
         (``queue.add(Request(...))``); its ``rate_limiter`` wraps the
         controller's (:attr:`rate_limiter`)."""
         return self._queue
+
+    @property
+    def stop_event(self) -> threading.Event:
+        """Set when :meth:`stop` begins; every reconcile context's stop event."""
+        return self._stop_event
 
     @property
     def rate_limiter(self) -> RateLimiter[Request]:
@@ -378,6 +428,7 @@ class Controller:
         return reason
 
     def _abort_start(self, started: list[Source]) -> None:
+        self._stop_event.set()
         for source in reversed(started):
             try:
                 source.stop(5.0)
@@ -415,6 +466,7 @@ class Controller:
             was = self._state
             self._state = _STOPPING
             self._cond.notify_all()
+            self._stop_event.set()
             # start() may be starting the workers right now (stop() called
             # from the first reconcile): wait until they all run, to join them.
             self._cond.wait_for(lambda: not self._launching, remaining())
@@ -601,6 +653,7 @@ class Controller:
             return
         started = self._clock.now()
         outcomes: Sequence[Result | BaseException | None]
+        deadline = self._enter(requests, started)
         try:
             outcomes = batch(requests)
             if len(outcomes) != len(requests):
@@ -610,6 +663,8 @@ class Controller:
                 )
         except Exception as error:  # noqa: BLE001 - every request fails with it; _finish logs
             outcomes = [error] * len(requests)
+        finally:
+            self._exit(deadline)
         for request, outcome in zip(requests, outcomes, strict=True):
             if isinstance(outcome, Exception):
                 self._finish(request, started, None, outcome)
@@ -625,12 +680,48 @@ class Controller:
             return
         request = requests[0]
         started = self._clock.now()
+        deadline = self._enter(requests, started)
+        failure: Exception | None = None
+        result = None
         try:
             result = self._reconcile(request)
         except Exception as error:  # noqa: BLE001 - requeued or dropped, and logged, by _finish
-            self._finish(request, started, None, error)
-            return
-        self._finish(request, started, result, None)
+            failure = error
+        finally:
+            self._exit(deadline)
+        self._finish(request, started, result, failure)
+
+    def _enter(self, requests: Sequence[Request], started: float) -> TimerHandle | None:
+        """Before a reconcile call: make its context this thread's current
+        one and, with a ``reconcile_timeout``, arm the timer that reports an
+        overrun; answers that timer (for :meth:`_exit`)."""
+        timeout = self._reconcile_timeout
+        deadline = None if timeout is None else started + timeout
+        _set_current(ReconcileContext(requests, self._stop_event, deadline, self._clock))
+        if timeout is None:
+            return None
+        return self._clock.call_later(
+            timeout,
+            functools.partial(self._overrun, tuple(requests), timeout),
+            f"reconcile-{self._name}-deadline",
+        )
+
+    def _exit(self, timer: TimerHandle | None) -> None:
+        """After a reconcile call: no current context, no overrun report."""
+        _set_current(None)
+        if timer is not None:
+            timer.cancel()
+
+    def _overrun(self, requests: tuple[Request, ...], timeout: float) -> None:
+        """Timer callback: a reconcile call is still running at its deadline."""
+        self._metrics.reconcile_timeouts.inc()
+        log.warning(
+            "controller %s: reconcile of %s still running after its %s s timeout; it cannot "
+            "be stopped and keeps its worker until it returns",
+            self._name,
+            ", ".join(map(str, requests)),
+            timeout,
+        )
 
     def _finish(
         self, request: Request, started: float, result: Any, error: Exception | None

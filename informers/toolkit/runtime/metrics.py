@@ -16,7 +16,11 @@ the metrics controller-runtime reports (same names and labels in
 * ``controller_runtime_max_concurrent_reconciles{controller}``: gauge, the
   controller's workers;
 * ``controller_runtime_active_workers{controller}``: gauge, the workers
-  reconciling now.
+  reconciling now;
+* ``controller_runtime_reconcile_timeouts_total{controller}``: counter of
+  reconciles still running past the controller's ``reconcile_timeout`` (not
+  a controller-runtime metric). Optional: a provider without
+  ``new_reconcile_timeouts_metric`` does not count them.
 
 As in controller-runtime, a terminal error counts as ``result="error"`` in
 the total and in the errors counter, and in the terminal counter besides.
@@ -103,6 +107,9 @@ class NoopControllerMetricsProvider:
     def new_active_workers_metric(self, controller: str) -> CallbackGaugeMetric:
         return NOOP_METRIC
 
+    def new_reconcile_timeouts_metric(self, controller: str) -> CounterMetric:
+        return NOOP_METRIC
+
 
 @dataclass(frozen=True, slots=True)
 class ControllerMetrics:
@@ -114,11 +121,15 @@ class ControllerMetrics:
     reconcile_time: HistogramMetric
     max_concurrent_reconciles: CallbackGaugeMetric
     active_workers: CallbackGaugeMetric
+    reconcile_timeouts: CounterMetric
 
     @classmethod
     def create(cls, provider: ControllerMetricsProvider, controller: str) -> ControllerMetrics:
         """Ask ``provider`` for every metric of ``controller`` (each result
-        label made at once, so every series exists from zero)."""
+        label made at once, so every series exists from zero). The timeouts
+        counter is optional: asked for only when the provider has
+        ``new_reconcile_timeouts_metric``."""
+        timeouts = getattr(provider, "new_reconcile_timeouts_metric", None)
         return cls(
             reconcile_total={
                 result: provider.new_reconcile_total_metric(controller, result)
@@ -129,4 +140,5 @@ class ControllerMetrics:
             reconcile_time=provider.new_reconcile_time_metric(controller),
             max_concurrent_reconciles=provider.new_max_concurrent_reconciles_metric(controller),
             active_workers=provider.new_active_workers_metric(controller),
+            reconcile_timeouts=NOOP_METRIC if timeouts is None else timeouts(controller),
         )

@@ -46,6 +46,7 @@ class _Collectors:
     time: Any
     max_concurrent: Any
     active: Any
+    timeouts: Any
 
 
 # Collectors per registry, so a second provider on one registry reuses them
@@ -108,6 +109,12 @@ def _make_collectors(registry: Any, buckets: Sequence[float]) -> _Collectors:
             label,
             registry=registry,
         ),
+        timeouts=prom.Counter(
+            "controller_runtime_reconcile_timeouts_total",
+            "Total number of reconciliations still running past the reconcile timeout",
+            label,
+            registry=registry,
+        ),
     )
 
 
@@ -163,3 +170,7 @@ class PrometheusControllerMetrics:
 
     def new_active_workers_metric(self, controller: str) -> CallbackGaugeMetric:
         return _CallbackGauge(self._c.active.labels(controller=controller))
+
+    def new_reconcile_timeouts_metric(self, controller: str) -> CounterMetric:
+        counter: CounterMetric = self._c.timeouts.labels(controller=controller)
+        return counter

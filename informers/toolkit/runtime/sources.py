@@ -51,9 +51,10 @@ from informers.errors import (
 from informers.toolkit.runtime.mapping import MapFunc, request_for_object
 from informers.toolkit.runtime.predicates import Predicate, as_predicate
 from informers.toolkit.runtime.request import Request
+from informers.toolkit.workqueue import PRIORITY_HIGH, PRIORITY_LOW, PriorityQueue
 from informers.util.backoff import jittered
 from informers.util.clock import REAL_CLOCK, Clock
-from informers.wire.objects import DeletedFinalStateUnknown
+from informers.wire.objects import DeletedFinalStateUnknown, get_resource_version
 
 __all__ = [
     "ChannelSource",
@@ -152,6 +153,12 @@ class _EnqueueHandler:
     Called on the registration's listener thread. It lets a raising predicate
     or map function propagate: the listener logs it with the object's key and
     goes on with the next event (that event causes no request).
+
+    When the sink is a :class:`~informers.toolkit.workqueue.PriorityQueue`, the
+    requests of an initial-list add and of a resync (an update whose resource
+    version did not move) are added with
+    :data:`~informers.toolkit.workqueue.PRIORITY_LOW`, every other event's with
+    :data:`~informers.toolkit.workqueue.PRIORITY_HIGH`.
     """
 
     def __init__(
@@ -160,24 +167,35 @@ class _EnqueueHandler:
         self._sink = sink
         self._predicates = predicates
         self._map_func = map_func
+        self._prioritized = sink if isinstance(sink, PriorityQueue) else None
 
-    def _push(self, requests: Iterable[Request]) -> None:
+    def _push(self, requests: Iterable[Request], low: bool = False) -> None:
+        prioritized = self._prioritized
+        if prioritized is None:
+            for request in requests:
+                self._sink.add(request)
+            return
+        priority = PRIORITY_LOW if low else PRIORITY_HIGH
         for request in requests:
-            self._sink.add(request)
+            prioritized.add(request, priority)
 
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
         if all(p.create(obj) for p in self._predicates):
-            self._push(_mapped(self._map_func, obj))
+            self._push(_mapped(self._map_func, obj), is_in_initial_list)
 
     def on_update(self, old: Any, new: Any) -> None:
         if not all(p.update(old, new) for p in self._predicates):
             return
+        resync = False
+        if self._prioritized is not None:
+            version = get_resource_version(new)
+            resync = version != "" and get_resource_version(old) == version
         if self._map_func is None:
-            self._push(request_for_object(new))
+            self._push(request_for_object(new), resync)
             return
         requests = _mapped(self._map_func, old)
         requests += [r for r in _mapped(self._map_func, new) if r not in requests]
-        self._push(requests)
+        self._push(requests, resync)
 
     def on_delete(self, obj: Any) -> None:
         target = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
@@ -317,6 +335,12 @@ class InformerSource(HandlerSource):
 
     A predicate or map function that raises is logged by the informer's
     listener with the object's key; that event causes no request.
+
+    Into a :class:`~informers.toolkit.workqueue.PriorityQueue` (a controller with
+    ``priority_queue=True``) the requests of initial-list objects and of
+    resyncs (an update whose resource version did not move) are added with
+    :data:`~informers.toolkit.workqueue.PRIORITY_LOW`, those of every other add,
+    update and delete with :data:`~informers.toolkit.workqueue.PRIORITY_HIGH`.
     """
 
     def __init__(

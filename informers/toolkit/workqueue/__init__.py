@@ -7,6 +7,10 @@
 :class:`RateLimitingQueue`
     a :class:`DelayingQueue` with :meth:`~RateLimitingQueue.add_rate_limited`,
     ``forget`` and ``num_requeues`` over a :class:`RateLimiter`.
+:class:`PriorityQueue`
+    a :class:`RateLimitingQueue` that hands out higher priorities first
+    (:data:`PRIORITY_HIGH` for events, :data:`PRIORITY_LOW` for initial
+    lists and resyncs), aging waiting items so that none is starved.
 
 Rate limiters (:mod:`informers.toolkit.workqueue.rate_limiters`) and the metrics
 protocol (:mod:`informers.toolkit.workqueue.metrics`) are re-exported here; the
@@ -24,6 +28,12 @@ from informers.toolkit.workqueue.metrics import (
     NoopMetricsProvider,
     QueueMetrics,
 )
+from informers.toolkit.workqueue.priority import (
+    DEFAULT_MAX_WAIT,
+    PRIORITY_HIGH,
+    PRIORITY_LOW,
+    PriorityQueue,
+)
 from informers.toolkit.workqueue.queue import DelayingQueue, Queue, RateLimitingQueue
 from informers.toolkit.workqueue.rate_limiters import (
     BucketRateLimiter,
@@ -37,8 +47,13 @@ from informers.toolkit.workqueue.rate_limiters import (
 __all__ = [
     # queues
     "DelayingQueue",
+    "PriorityQueue",
     "Queue",
     "RateLimitingQueue",
+    # priorities
+    "DEFAULT_MAX_WAIT",
+    "PRIORITY_HIGH",
+    "PRIORITY_LOW",
     # rate limiters
     "BucketRateLimiter",
     "ItemExponentialFailureRateLimiter",

@@ -53,19 +53,32 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Hashable
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from informers.toolkit.workqueue.metrics import MetricsProvider, NoopMetricsProvider, QueueMetrics
 from informers.toolkit.workqueue.rate_limiters import RateLimiter, default_controller_rate_limiter
 from informers.util.clock import REAL_CLOCK, Clock, RealClock, TimerHandle
 
-__all__ = ["DelayingQueue", "Queue", "RateLimitingQueue"]
+__all__ = ["DelayingQueue", "HandOutOrder", "Queue", "RateLimitingQueue"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=Hashable)
 
 _monotonic = time.monotonic
+
+
+class HandOutOrder(Protocol[T]):
+    """The order a :class:`Queue` hands its waiting items out in (a
+    :class:`collections.deque` for first in, first out). The queue calls it
+    with its lock held only: ``append`` an item that became waiting,
+    ``popleft`` the next one (only when ``len`` is not 0)."""
+
+    def append(self, item: T, /) -> None: ...
+
+    def popleft(self) -> T: ...
+
+    def __len__(self) -> int: ...
 
 
 class Queue(Generic[T]):
@@ -96,7 +109,7 @@ class Queue(Generic[T]):
         # Invariants (under _lock): every item of _queue is in _dirty and not in
         # _processing, and is in _queue once; an item in _dirty is in _queue or
         # in _processing (dirty while processing: queued again at done()).
-        self._queue: deque[T] = deque()  # guarded by _lock; the hand-out order
+        self._queue: HandOutOrder[T] = deque()  # guarded by _lock; the hand-out order
         self._dirty: set[T] = set()  # guarded by _lock; items that need processing
         self._processing: set[T] = set()  # guarded by _lock; handed out, not done yet
         self._getters = 0  # guarded by _lock; threads waiting in get()

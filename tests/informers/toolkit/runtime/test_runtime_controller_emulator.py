@@ -19,10 +19,15 @@ from informers.toolkit.runtime import (
     InformerSource,
     PeriodicSource,
     Request,
+    Result,
     enqueue_owner,
     generation_changed,
 )
-from informers.toolkit.workqueue import ItemExponentialFailureRateLimiter
+from informers.toolkit.workqueue import (
+    PRIORITY_LOW,
+    ItemExponentialFailureRateLimiter,
+    PriorityQueue,
+)
 from informers.util.clock import REAL_CLOCK
 from informers.wire.resources import CONFIGMAPS, PODS, REPLICASETS
 from tests.helpers import new_pod
@@ -273,3 +278,55 @@ def test_stop_with_an_informer_source_and_work_in_flight(
     assert finished.is_set()
     assert not [t for t in threading.enumerate() if t.name.startswith("reconcile-in-flight")]
     assert not pods.is_stopped()  # the informer is not the controller's to stop
+
+
+def test_priority_queue_reconciles_an_event_before_the_initial_list(
+    api_server: ApiServer, make_informer: MakeInformer
+) -> None:
+    """With ``priority_queue=True`` the initial list waits with low priority
+    and a request added meanwhile goes ahead of it; a failed initial-list
+    request is requeued low."""
+    names = [f"p{n:02d}" for n in range(30)]
+    for name in names:
+        api_server.create(PODS, new_pod(name))
+    pods = make_informer(PODS)
+    pods.start()
+    first_started, release = threading.Event(), threading.Event()
+    calls: list[Request] = []
+    lock = threading.Lock()
+
+    def reconcile(request: Request) -> Result | None:
+        with lock:
+            calls.append(request)
+            first = len(calls) == 1
+        if first:
+            first_started.set()
+            assert release.wait(10)
+            raise RuntimeError("first attempt fails")
+        return None
+
+    controller = Controller(
+        "prio",
+        reconcile,
+        [InformerSource(pods)],
+        priority_queue=True,
+        priority_max_wait=600.0,
+        rate_limiter=ItemExponentialFailureRateLimiter(base=0.0, cap=0.0),
+    )
+    queue = controller.queue
+    assert isinstance(queue, PriorityQueue)
+    assert queue.max_wait == 600.0
+    controller.start()
+    try:
+        assert first_started.wait(10)
+        waiting = [R("default", n) for n in names if R("default", n) != calls[0]]
+        assert all(queue.priority(r) == PRIORITY_LOW for r in waiting)
+        queue.add(R("default", "fresh"))
+        release.set()
+        assert controller.wait_idle(10)
+        with lock:
+            assert calls[1] == R("default", "fresh")
+            assert sorted(calls[2:]) == sorted([*waiting, calls[0]])
+            assert calls[-1] == calls[0]  # its retry kept its low priority: last
+    finally:
+        controller.stop()

@@ -24,6 +24,12 @@ from informers.toolkit.runtime import (
     generation_changed,
     label_changed,
 )
+from informers.toolkit.workqueue import (
+    PRIORITY_HIGH,
+    PRIORITY_LOW,
+    PriorityQueue,
+    RateLimitingQueue,
+)
 from informers.util.backoff import ExponentialBackoff, jittered
 from informers.util.channels import Channel
 from informers.wire.objects import DeletedFinalStateUnknown
@@ -367,3 +373,70 @@ def test_channel_source_reads_a_stdlib_queue(sink: RecordingSink) -> None:
     source.stop()
     with pytest.raises(TypeError, match="get"):
         ChannelSource(object())
+
+
+class RecordingPriorityQueue(PriorityQueue[Request]):
+    """A PriorityQueue that records every add with its priority."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cond = threading.Condition()
+        self.adds: list[tuple[Request, int]] = []
+
+    def add(self, item: Request, priority: int = PRIORITY_HIGH) -> None:
+        with self.cond:
+            self.adds.append((item, priority))
+            self.cond.notify_all()
+        super().add(item, priority)
+
+    def wait_for(self, entry: tuple[Request, int]) -> bool:
+        with self.cond:
+            return self.cond.wait_for(lambda: entry in self.adds, 10)
+
+
+def test_informer_source_adds_initial_list_and_resyncs_low_events_high(
+    api_server: ApiServer, make_informer: Callable[..., SharedIndexInformer]
+) -> None:
+    for name in ["p0", "p1"]:
+        api_server.create(PODS, new_pod(name))
+    informer = make_informer(resync_period=0.2)
+    queue = RecordingPriorityQueue()
+    source = InformerSource(informer)
+    source.start(queue)
+    informer.start()
+    try:
+        assert source.wait_synced(10)
+        with queue.cond:
+            assert sorted(queue.adds[:2]) == [(R("default", n), PRIORITY_LOW) for n in ["p0", "p1"]]
+        assert queue.priority(R("default", "p0")) == PRIORITY_LOW
+        api_server.create(PODS, new_pod("fresh"))
+        assert queue.wait_for((R("default", "fresh"), PRIORITY_HIGH))
+        p0 = api_server.get(PODS, "p0", "default")
+        p0["metadata"]["labels"] = {"touched": "yes"}
+        api_server.update(PODS, p0)
+        assert queue.wait_for((R("default", "p0"), PRIORITY_HIGH))  # an update: raised
+        assert queue.priority(R("default", "p0")) == PRIORITY_HIGH
+        api_server.delete(PODS, "p1", "default")
+        assert queue.wait_for((R("default", "p1"), PRIORITY_HIGH))
+        # a resync repeats an unchanged object: low
+        assert queue.wait_for((R("default", "fresh"), PRIORITY_LOW))
+    finally:
+        source.stop()
+        queue.shutdown()
+
+
+def test_informer_source_into_a_plain_queue_adds_without_priority(
+    api_server: ApiServer, make_informer: Callable[..., SharedIndexInformer]
+) -> None:
+    api_server.create(PODS, new_pod("p0"))
+    informer = make_informer()
+    queue: RateLimitingQueue[Request] = RateLimitingQueue()
+    source = InformerSource(informer)
+    source.start(queue)
+    informer.start()
+    try:
+        assert source.wait_synced(10)
+        assert queue.get(timeout=0) == (R("default", "p0"), False)
+    finally:
+        source.stop()
+        queue.shutdown()
