@@ -38,6 +38,8 @@ from informers.resources import (
 )
 from informers.testing.apiserver import _status
 from informers.testing.apiserver._defaults import apply_defaults
+from informers.testing.apiserver.apply import endpoint as _fields
+from informers.testing.apiserver.apply import record_update
 
 __all__ = ["Event", "Predicate", "Storage", "Stored", "Watcher", "join_items"]
 
@@ -459,10 +461,18 @@ class Storage:
             )
 
     def create(
-        self, resource: Resource, obj: Any, namespace: str | None = None, *, dry_run: bool = False
+        self,
+        resource: Resource,
+        obj: Any,
+        namespace: str | None = None,
+        *,
+        dry_run: bool = False,
+        manager: str | None = None,
     ) -> Stored:
         """Store a new object. ``obj`` is owned by the storage afterwards.
-        ``dry_run`` validates and answers without storing.
+        ``dry_run`` validates and answers without storing. ``manager``
+        (a field manager) records the create in ``managedFields``; without
+        one, the object keeps the managedFields it was sent with.
 
         ``namespace`` (from the request path) must agree with
         ``metadata.namespace`` when both are given.
@@ -529,6 +539,7 @@ class Storage:
                     self._allocate_cluster_ip_locked(new, dry_run)
             if resource == NAMESPACES:
                 self._fill_namespace(new)
+            record_update(None, new, manager=manager, target=_fields.target(self, resource))
             if dry_run:  # validated and built, not stored
                 self._rv -= 1
                 del meta["resourceVersion"]
@@ -627,11 +638,15 @@ class Storage:
         subresource: str = "",
         keep_status: bool = False,
         dry_run: bool = False,
+        manager: str | None = None,
+        managed_subresource: str = "",
     ) -> Stored:
         """Replace an object (PUT). An empty ``metadata.resourceVersion`` makes it
         unconditional; a stale one is a 409 Conflict. ``subresource="status"``
         writes only the status; ``keep_status`` keeps the stored status (a PUT to
-        the main resource of a kind with a status subresource)."""
+        the main resource of a kind with a status subresource). ``manager``
+        records the write in ``managedFields`` (as a write through
+        ``managed_subresource`` when given, else ``subresource``)."""
         if not isinstance(obj, dict):
             raise _status.bad_request("the request body must be a JSON object")
         meta = obj.get("metadata") if obj.get("metadata") is not None else {}
@@ -670,6 +685,13 @@ class Storage:
                 subresource=subresource,
                 keep_status=keep_status,
             )
+            record_update(
+                old.obj,
+                new,
+                manager=manager,
+                target=_fields.target(self, resource),
+                subresource=managed_subresource or subresource,
+            )
             if _same_content(new, old.obj):
                 return old
             if dry_run:
@@ -702,10 +724,12 @@ class Storage:
         resource_version: str = "",
         *,
         dry_run: bool = False,
+        manager: str | None = None,
     ) -> Stored:
         """Set ``spec.replicas`` of an object (a write to its ``scale``
         subresource), keeping everything else. A non-empty
-        ``resource_version`` must be the object's (else 409 Conflict)."""
+        ``resource_version`` must be the object's (else 409 Conflict).
+        ``manager`` records the write as one through ``scale``."""
         with self._cond:  # re-entrant: update() takes it again
             kind = self._kind_locked(resource)
             old = kind.objects.get(object_key(namespace or "", name))
@@ -723,6 +747,8 @@ class Storage:
                 name,
                 keep_status=kind.status_subresource,
                 dry_run=dry_run,
+                manager=manager,
+                managed_subresource="scale",
             )
 
     def _merge_update_locked(
