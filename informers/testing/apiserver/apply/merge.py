@@ -296,10 +296,11 @@ def _merge_list(live: list[Any], config: list[Any], schema: Schema) -> list[Any]
 # -------------------------------------------------------------------- remove
 
 
-def remove(value: Any, paths: FieldSet, schema: Schema) -> Any:
+def remove(value: Any, paths: FieldSet, schema: Schema, keep: FieldSet | None = None) -> Any:
     """``value`` without ``paths`` (members are removed with everything below
-    them; children are descended). Returns ``value`` itself when nothing is
-    removed."""
+    them; children are descended). A container emptied this way disappears
+    unless ``keep`` (owned paths) has it as a member. Returns ``value``
+    itself when nothing is removed."""
     if not paths or _is_leaf(schema, value):
         return value
     if isinstance(value, dict):
@@ -313,8 +314,10 @@ def remove(value: Any, paths: FieldSet, schema: Schema) -> Any:
             if element in paths.members:
                 del out[name]
                 continue
-            child = remove(value[name], paths.children[element], schema.field(name))
-            if isinstance(child, dict | list) and not child and value[name]:
+            below = keep.children.get(element) if keep is not None else None
+            child = remove(value[name], paths.children[element], schema.field(name), below)
+            emptied = isinstance(child, dict | list) and not child and value[name]
+            if emptied and not (keep is not None and element in keep.members):
                 del out[name]
             else:
                 out[name] = child
@@ -329,7 +332,8 @@ def remove(value: Any, paths: FieldSet, schema: Schema) -> Any:
                 changed = True
                 continue
             sub = paths.children.get(element)
-            kept = item if sub is None else remove(item, sub, item_schema)
+            below = keep.children.get(element) if keep is not None else None
+            kept = item if sub is None else remove(item, sub, item_schema, below)
             changed = changed or kept is not item
             items.append(kept)
         return items if changed else value

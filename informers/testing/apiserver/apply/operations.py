@@ -173,15 +173,23 @@ def _without_managed(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def _empty_object(target: Target) -> dict[str, Any]:
-    """The object a create is compared with: typed built-in objects have
-    their ``spec`` and ``status`` structs even when empty."""
-    out: dict[str, Any] = {"metadata": {}}
-    if target.builtin:
-        for name in ("spec", "status"):
-            if target.schema.declares(name) and target.schema.field(name).kind == "struct":
-                out[name] = {}
+def _typed(obj: dict[str, Any], target: Target) -> dict[str, Any]:
+    """``obj`` as a typed built-in object compares: its ``spec`` and
+    ``status`` structs exist even when empty (a shallow copy when added)."""
+    if not target.builtin:
+        return obj
+    out = obj
+    for name in ("spec", "status"):
+        if name not in obj and target.schema.field(name).kind == "struct":
+            if out is obj:
+                out = dict(obj)
+            out[name] = {}
     return out
+
+
+def _empty_object(target: Target) -> dict[str, Any]:
+    """The object a create is compared with."""
+    return _typed({"metadata": {}}, target)
 
 
 def _decode_or_empty(entries: Any) -> dict[Identity, Entry]:
@@ -247,8 +255,8 @@ def record_update(
     if manager is None or (old is not None and not managed):
         _set_managed(new, managed)
         return
-    base = _without_managed(old) if old is not None else _empty_object(target)
-    comparison = _merge.compare(base, new, target.schema)
+    base = _typed(_without_managed(old), target) if old is not None else _empty_object(target)
+    comparison = _merge.compare(base, _typed(new, target), target.schema)
     changed = _scoped(comparison.changed(), target, subresource)
     removed = _scoped(comparison.removed, target, subresource)
     me: Identity = (manager, UPDATE, target.api_version, subresource)
@@ -372,7 +380,7 @@ def apply(
         except ManagedFieldsError as exc:
             raise ApplyError(500, f"failed to decode managed fields: {exc}") from None
         if not managed:
-            first = _merge.compare(_empty_object(target), base, schema)
+            first = _merge.compare(_empty_object(target), _typed(base, target), schema)
             owned = _scoped(first.changed(), target, subresource)
             if owned:
                 entry = Entry(
@@ -392,8 +400,8 @@ def apply(
             owned_now = owned_now.union(entry.fields)
         dropped = _guard(last.fields.difference(owned_now), owned_now)
         dropped = _protect_keys(dropped, merged, schema)
-        merged = _merge.remove(merged, dropped, schema)
-    comparison = _merge.compare(base, merged, schema)
+        merged = _merge.remove(merged, dropped, schema, owned_now)
+    comparison = _merge.compare(_typed(base, target), _typed(merged, target), schema)
     changed = _scoped(comparison.changed(), target, subresource)
     removed = _scoped(comparison.removed, target, subresource)
     conflicts: list[tuple[str, Path]] = []
