@@ -640,13 +640,16 @@ class Storage:
         dry_run: bool = False,
         manager: str | None = None,
         managed_subresource: str = "",
+        managed_fields: list[dict[str, Any]] | None = None,
     ) -> Stored:
         """Replace an object (PUT). An empty ``metadata.resourceVersion`` makes it
         unconditional; a stale one is a 409 Conflict. ``subresource="status"``
         writes only the status; ``keep_status`` keeps the stored status (a PUT to
         the main resource of a kind with a status subresource). ``manager``
         records the write in ``managedFields`` (as a write through
-        ``managed_subresource`` when given, else ``subresource``)."""
+        ``managed_subresource`` when given, else ``subresource``);
+        ``managed_fields`` are stored as they are instead (server-side apply
+        computed them)."""
         if not isinstance(obj, dict):
             raise _status.bad_request("the request body must be a JSON object")
         meta = obj.get("metadata") if obj.get("metadata") is not None else {}
@@ -691,6 +694,7 @@ class Storage:
                 manager=manager,
                 target=_fields.target(self, resource),
                 subresource=managed_subresource or subresource,
+                entries=managed_fields,
             )
             if _same_content(new, old.obj):
                 return old

@@ -213,6 +213,7 @@ def apply_request(
                 subresource=subresource,
                 keep_status=not subresource and info.status_subresource,
                 dry_run=dry_run,
+                managed_fields=result["metadata"].get("managedFields", []),
             )
         except _status.StatusError as exc:
             # lost a race with another write: read again and re-apply

@@ -231,6 +231,7 @@ def record_update(
     target: Target,
     subresource: str = "",
     timestamp: str | None = None,
+    entries: list[dict[str, Any]] | None = None,
 ) -> None:
     """Record an ordinary write (``old`` is ``None`` on create) in
     ``new["metadata"]["managedFields"]``. ``new``'s metadata dict must be the
@@ -240,9 +241,14 @@ def record_update(
     sends a non-empty valid list (``[]`` or ``[{}]`` clears them), else the
     stored object's; writes to a subresource always start from the stored
     object's. ``manager=None`` records nothing new (an internal write) but
-    still carries the entries over."""
+    still carries the entries over. ``entries`` given are stored as they
+    are (an apply computed them)."""
     meta = new["metadata"]
     sent = meta.pop("managedFields", None)
+    if entries is not None:
+        if entries:
+            meta["managedFields"] = entries
+        return
     stored = (old or {}).get("metadata", {}).get("managedFields")
     if subresource or (old is None and sent is None):
         managed = _decode_or_empty(stored)
