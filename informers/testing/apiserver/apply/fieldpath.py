@@ -26,7 +26,9 @@ otherwise.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -57,10 +59,20 @@ class FieldsV1Error(InformersError, ValueError):
     """A ``fieldsV1`` document (or one of its keys) is malformed."""
 
 
+#: Strings JSON writes as they are: printable ASCII but for ``"``, ``\\``,
+#: and the ``<``, ``>``, ``&`` that Go escapes.
+_PLAIN = re.compile(r"[ !#-%'-;=?-\[\]-~]*")
+
+
 def json_text(obj: Any) -> str:
     """``obj`` as compact JSON the way the server writes it in field paths:
     integral floats as integers, ``<``, ``>`` and ``&`` escaped, other
     non-ASCII characters kept."""
+    kind = type(obj)
+    if kind is str and _PLAIN.fullmatch(obj):
+        return f'"{obj}"'
+    if kind is int:
+        return str(obj)
     if isinstance(obj, float) and obj.is_integer():
         obj = int(obj)
     text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
@@ -95,6 +107,7 @@ def index(position: int) -> PathElement:
     return ("i", position)
 
 
+@functools.lru_cache(maxsize=65536)
 def print_element(element: PathElement) -> str:
     """The ``FieldsV1`` key of ``element`` (``f:name``, ``k:{...}``, ``v:...``, ``i:N``)."""
     tag, data = element
@@ -108,6 +121,7 @@ def print_element(element: PathElement) -> str:
     return f"i:{data}"
 
 
+@functools.lru_cache(maxsize=65536)
 def parse_element(text: str) -> PathElement:
     """The element a ``FieldsV1`` key names; :class:`FieldsV1Error` if malformed."""
     if len(text) < 2 or text[1] != ":":
@@ -163,6 +177,7 @@ def _value_order(text: str) -> tuple[int, Any]:
     return (3, text)
 
 
+@functools.lru_cache(maxsize=65536)
 def _order(element: PathElement) -> tuple[int, Any]:
     """Sort key: fields, then keys, then values, then indices, each in the
     server's order (keys field by field, values numbers first)."""
@@ -266,28 +281,38 @@ class FieldSet:
     # ----------------------------------------------------------- set algebra
 
     def copy(self) -> FieldSet:
+        """A deep copy (safe to mutate)."""
         out = FieldSet()
         out.members = set(self.members)
         out.children = {e: c.copy() for e, c in self.children.items()}
         return out
 
+    # The operations below return new sets that may share unchanged subtrees
+    # with their operands: sets are values, never mutated once built.
+
     def union(self, other: FieldSet) -> FieldSet:
+        if not other:
+            return self
+        if not self:
+            return other
         out = FieldSet()
         out.members = self.members | other.members
-        out.children = {e: c.copy() for e, c in self.children.items()}
+        out.children = dict(self.children)
         for element, child in other.children.items():
             mine = out.children.get(element)
-            out.children[element] = child.copy() if mine is None else mine.union(child)
+            out.children[element] = child if mine is None else mine.union(child)
         return out
 
     def difference(self, other: FieldSet) -> FieldSet:
         """Members of ``self`` that are not members of ``other`` (a member of
         ``other`` does not remove paths below it)."""
+        if not other or not self:
+            return self
         out = FieldSet()
         out.members = self.members - other.members
         for element, child in self.children.items():
             theirs = other.children.get(element)
-            rest = child.copy() if theirs is None else child.difference(theirs)
+            rest = child if theirs is None else child.difference(theirs)
             if rest:
                 out.children[element] = rest
         return out
@@ -304,8 +329,12 @@ class FieldSet:
         return out
 
     def without_subtree(self, element: PathElement) -> FieldSet:
-        """A copy without ``element`` and anything below it (top level only)."""
-        out = self.copy()
+        """``self`` without ``element`` and anything below it (top level only)."""
+        if element not in self.members and element not in self.children:
+            return self
+        out = FieldSet()
+        out.members = set(self.members)
+        out.children = dict(self.children)
         out.members.discard(element)
         out.children.pop(element, None)
         return out
@@ -317,7 +346,7 @@ class FieldSet:
             out.members.add(element)
         child = self.children.get(element)
         if child is not None:
-            out.children[element] = child.copy()
+            out.children[element] = child
         return out
 
 

@@ -15,7 +15,10 @@ version and subresource) and names the manager of a request
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import datetime
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +42,7 @@ __all__ = [
     "is_reset",
     "manager_name",
     "now",
+    "remember",
 ]
 
 APPLY = "Apply"
@@ -64,7 +68,16 @@ class Entry:
     fields: FieldSet
     time: str | None = None
     subresource: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: the fieldsV1 document ``encoded_for`` was read from or written as
+    encoded: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    encoded_for: FieldSet | None = field(default=None, compare=False, repr=False)
+
+    def fields_v1(self) -> dict[str, Any]:
+        """``fields`` as ``fieldsV1`` (kept while ``fields`` is the same set)."""
+        if self.encoded is None or self.encoded_for is not self.fields:
+            self.encoded = to_fields_v1(self.fields)
+            self.encoded_for = self.fields
+        return self.encoded
 
     @property
     def identity(self) -> Identity:
@@ -112,11 +125,49 @@ def is_reset(entries: Any) -> bool:
     return isinstance(entries, list) and entries in ([], [{}])
 
 
-def decode(entries: Any) -> dict[Identity, Entry]:
+#: Decoded lists by id(list), each with the list itself (keeping the id
+#: valid while cached); guarded by _cache_lock.
+_cache: collections.OrderedDict[int, tuple[list[Any], dict[Identity, Entry]]] = (
+    collections.OrderedDict()
+)
+_cache_lock = threading.Lock()
+_CACHE_SIZE = 4096
+
+
+def _copies(managed: dict[Identity, Entry]) -> dict[Identity, Entry]:
+    return {ident: dataclasses.replace(entry) for ident, entry in managed.items()}
+
+
+def remember(entries: list[Any], managed: dict[Identity, Entry]) -> None:
+    """Record that ``entries`` (a list that will not be modified, such as a
+    stored object's) decodes to ``managed``, so :func:`decode` of the same
+    list is free."""
+    with _cache_lock:
+        _cache[id(entries)] = (entries, _copies(managed))
+        _cache.move_to_end(id(entries))
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+
+
+def decode(entries: Any, *, stored: bool = False) -> dict[Identity, Entry]:
     """The entries of a ``managedFields`` list by identity (an absent or
-    ``null`` list is empty). :class:`ManagedFieldsError` when malformed."""
+    ``null`` list is empty). :class:`ManagedFieldsError` when malformed.
+    The caller owns the returned entries. Lists given to :func:`remember`
+    are not decoded again; a ``stored`` list (one the server wrote) is
+    remembered, and its ``fieldsV1`` documents are reused when encoding."""
     if entries is None:
         return {}
+    with _cache_lock:
+        cached = _cache.get(id(entries))
+    if cached is not None and cached[0] is entries:
+        return _copies(cached[1])
+    found = _decode(entries, stored)
+    if stored and isinstance(entries, list):
+        remember(entries, found)
+    return found
+
+
+def _decode(entries: Any, stored: bool) -> dict[Identity, Entry]:
     if not isinstance(entries, list):
         raise ManagedFieldsError("metadata.managedFields must be a list")
     found: dict[Identity, Entry] = {}
@@ -147,6 +198,8 @@ def decode(entries: Any) -> dict[Identity, Entry]:
             fields=fields,
             time=_normal_time(raw.get("time")),
             subresource=str(raw.get("subresource") or ""),
+            encoded=(raw.get("fieldsV1") or {}) if stored else None,
+            encoded_for=fields if stored else None,
         )
         found[entry.identity] = entry
     return found
@@ -172,7 +225,7 @@ def encode(managed: dict[Identity, Entry]) -> list[dict[str, Any]]:
         if entry.time is not None:
             item["time"] = entry.time
         item["fieldsType"] = "FieldsV1"
-        item["fieldsV1"] = to_fields_v1(entry.fields)
+        item["fieldsV1"] = entry.fields_v1()
         if entry.subresource:
             item["subresource"] = entry.subresource
         out.append(item)

@@ -50,6 +50,7 @@ from informers.testing.apiserver.apply.managed import (
     encode,
     is_reset,
     now,
+    remember,
 )
 from informers.testing.apiserver.apply.schema import Schema
 
@@ -192,9 +193,9 @@ def _empty_object(target: Target) -> dict[str, Any]:
     return _typed({"metadata": {}}, target)
 
 
-def _decode_or_empty(entries: Any) -> dict[Identity, Entry]:
+def _decode_or_empty(entries: Any, *, stored: bool = False) -> dict[Identity, Entry]:
     try:
-        return decode(entries)
+        return decode(entries, stored=stored)
     except ManagedFieldsError:
         return {}
 
@@ -205,6 +206,7 @@ def _set_managed(obj: dict[str, Any], managed: dict[Identity, Entry]) -> None:
     meta = obj["metadata"]
     if encoded:
         meta["managedFields"] = encoded
+        remember(encoded, managed)
     else:
         meta.pop("managedFields", None)
 
@@ -250,14 +252,19 @@ def record_update(
             meta["managedFields"] = entries
         return
     stored = (old or {}).get("metadata", {}).get("managedFields")
-    if subresource or (old is None and sent is None):
-        managed = _decode_or_empty(stored)
+    from_stored = bool(subresource) or sent is None or sent == stored
+    if manager is None and (from_stored or is_reset(sent)):  # carried over as they are
+        if from_stored and stored:
+            meta["managedFields"] = stored
+        return
+    if from_stored:
+        managed = _decode_or_empty(stored, stored=True)
     elif is_reset(sent):
         managed = {}
     else:
         managed = _decode_or_empty(sent)
         if not managed:
-            managed = _decode_or_empty(stored)
+            managed = _decode_or_empty(stored, stored=True)
     if manager is None or (old is not None and not managed):
         _set_managed(new, managed)
         return
@@ -299,7 +306,7 @@ def _guard(remove: FieldSet, owned: FieldSet) -> FieldSet:
     out.members = {e for e in remove.members if e not in owned.children}
     for element, sub in remove.children.items():
         below = owned.children.get(element)
-        kept = sub.copy() if below is None else _guard(sub, below)
+        kept = sub if below is None else _guard(sub, below)
         if kept:
             out.children[element] = kept
     return out
@@ -327,8 +334,11 @@ def _protect_keys(remove: FieldSet, value: Any, schema: Schema) -> FieldSet:
             if below is None or element in remove.members:
                 continue
             kept = _protect_keys(below, item, item_schema)
-            kept.members -= keys
-            kept.prune_empty()
+            if kept.members & keys:
+                trimmed = FieldSet()
+                trimmed.members = kept.members - keys
+                trimmed.children = kept.children
+                kept = trimmed
             if kept:
                 out.children[element] = kept
     return out
@@ -382,7 +392,7 @@ def apply(
     else:
         base = _without_managed(live)
         try:
-            managed = decode((live.get("metadata") or {}).get("managedFields"))
+            managed = decode((live.get("metadata") or {}).get("managedFields"), stored=True)
         except ManagedFieldsError as exc:
             raise ApplyError(500, f"failed to decode managed fields: {exc}") from None
         if not managed:
