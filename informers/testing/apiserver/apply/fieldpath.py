@@ -290,11 +290,23 @@ class FieldSet:
     # The operations below return new sets that may share unchanged subtrees
     # with their operands: sets are values, never mutated once built.
 
+    def covers(self, other: FieldSet) -> bool:
+        """True when every path of ``other`` is in ``self``."""
+        if not other.members <= self.members:
+            return False
+        for element, child in other.children.items():
+            mine = self.children.get(element)
+            if mine is None or not mine.covers(child):
+                return False
+        return True
+
     def union(self, other: FieldSet) -> FieldSet:
-        if not other:
+        if not other or other is self:
             return self
         if not self:
             return other
+        if self.covers(other):
+            return self
         out = FieldSet()
         out.members = self.members | other.members
         out.children = dict(self.children)
@@ -310,12 +322,14 @@ class FieldSet:
             return self
         out = FieldSet()
         out.members = self.members - other.members
+        same = len(out.members) == len(self.members)
         for element, child in self.children.items():
             theirs = other.children.get(element)
             rest = child if theirs is None else child.difference(theirs)
             if rest:
                 out.children[element] = rest
-        return out
+            same = same and rest is child
+        return self if same else out
 
     def intersection(self, other: FieldSet) -> FieldSet:
         out = FieldSet()

@@ -63,6 +63,9 @@ def _is_leaf(schema: Schema, value: Any) -> bool:
 def item_element(schema: Schema, item: Any, position: int) -> PathElement:
     """The path element of ``item`` (at ``position``) in a list of ``schema``."""
     if schema.list_type == "map" and isinstance(item, dict):
+        keys = schema.keys
+        if len(keys) == 1 and keys[0] in item:  # the common case, quickly
+            return ("k", ((keys[0], json_text(item[keys[0]])),))
         fields = {}
         for name in schema.keys:
             if name in item:
@@ -182,7 +185,7 @@ def _compare(old: Any, new: Any, schema: Schema, path: Path, out: Comparison) ->
         right = new if isinstance(new, dict) else {}
         for name, lvalue in left.items():
             rvalue = right.get(name, _MISSING)
-            if rvalue is lvalue:
+            if rvalue is lvalue or _same_container(lvalue, rvalue):
                 continue
             _compare(lvalue, rvalue, schema.field(name), (*path, ("f", name)), out)
         for name, rvalue in right.items():
@@ -194,7 +197,7 @@ def _compare(old: Any, new: Any, schema: Schema, path: Path, out: Comparison) ->
         right_items = _index(schema, new if isinstance(new, list) else [])
         for element, litem in left_items.items():
             ritem = right_items.get(element, _MISSING)
-            if ritem is litem:
+            if ritem is litem or _same_container(litem, ritem):
                 continue
             _compare(litem, ritem, item_schema, (*path, element), out)
         for element, ritem in right_items.items():
@@ -204,6 +207,13 @@ def _compare(old: Any, new: Any, schema: Schema, path: Path, out: Comparison) ->
         out.added.insert(path)
     elif new is _MISSING:
         out.removed.insert(path)
+
+
+def _same_container(left: Any, right: Any) -> bool:
+    """Equal objects or lists (compared in C: inside them, ``true`` and ``1``
+    count as equal, which the server's typed values never mix)."""
+    kind = type(left)
+    return (kind is dict or kind is list) and type(right) is kind and left == right
 
 
 def _index(schema: Schema, items: list[Any]) -> dict[PathElement, Any]:

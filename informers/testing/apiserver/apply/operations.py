@@ -281,7 +281,10 @@ def record_update(
         time = mine.time if mine is not None else None
         if changed or mine is None:
             time = timestamp or now()
-        managed[me] = Entry(manager, UPDATE, target.api_version, fields, time, subresource)
+        entry = Entry(manager, UPDATE, target.api_version, fields, time, subresource)
+        if mine is not None and mine.fields is fields:  # its fieldsV1 is still right
+            entry.encoded, entry.encoded_for = mine.encoded, mine.encoded_for
+        managed[me] = entry
     else:
         managed.pop(me, None)
     _set_managed(new, managed)
