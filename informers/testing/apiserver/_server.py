@@ -891,7 +891,8 @@ class Handler(BaseHTTPRequestHandler):
                 raise StatusError(
                     415,
                     "UnsupportedMediaType",
-                    "server-side apply is not supported by the emulator",
+                    "server-side apply to the scale subresource is not supported by the "
+                    "emulator: apply spec.replicas to the object",
                 )
             current = _scale.to_scale(resource, storage.get(resource, name, namespace).obj)
             try:
