@@ -327,42 +327,23 @@ def from_openapi(node: Any, *, root: bool = True) -> Schema:
             return Schema("list", element=_SCALAR, list_type="set")
         return Schema("list", element=lambda: from_openapi(items, root=False))
     props = node.get("properties")
-    if kind == "object" or isinstance(props, dict) or root:
-        atomic = node.get("x-kubernetes-map-type") == "atomic"
-        if isinstance(props, dict) or root:
-            declared = dict(props) if isinstance(props, dict) else {}
+    atomic = node.get("x-kubernetes-map-type") == "atomic"
+    if isinstance(props, dict) or root:
+        # a struct; undeclared fields (all of them without a schema) are deduced
+        declared = dict(props) if isinstance(props, dict) else {}
 
-            def build() -> dict[str, Schema]:
-                out = {name: from_openapi(sub, root=False) for name, sub in declared.items()}
-                if root:
-                    out["metadata"] = model_schema(_OBJECT_META)
-                    out["apiVersion"] = _SCALAR
-                    out["kind"] = _SCALAR
-                    if not declared and not isinstance(node.get("properties"), dict):
-                        # no schema at all: everything else is deduced
-                        return out
-                return out
+        def build() -> dict[str, Schema]:
+            out = {name: from_openapi(sub, root=False) for name, sub in declared.items()}
+            if root:
+                out["metadata"] = model_schema(_OBJECT_META)
+                out["apiVersion"] = _SCALAR
+                out["kind"] = _SCALAR
+            return out
 
-            if root and not isinstance(props, dict):
-                return _RootDeduced(build)
-            return Schema("struct", atomic=atomic, fields=build)
+        return Schema("struct", atomic=atomic, fields=build)
+    if kind == "object":
         extra = node.get("additionalProperties")
         if isinstance(extra, dict):
             return Schema("map", atomic=atomic, element=lambda: from_openapi(extra, root=False))
-        return Schema("map", atomic=atomic, element=DEDUCED) if atomic else DEDUCED
+        return Schema("map", atomic=True, element=DEDUCED) if atomic else DEDUCED
     return _SCALAR
-
-
-class _RootDeduced(Schema):
-    """The root of a kind without a schema: ``metadata`` typed, the rest deduced."""
-
-    __slots__ = ()
-
-    def __init__(self, fields: Any) -> None:
-        super().__init__("struct", fields=fields)
-
-    def field(self, name: str) -> Schema:
-        return self.fields().get(name, DEDUCED)
-
-    def declares(self, name: str) -> bool:
-        return name in self.fields()
