@@ -166,6 +166,12 @@ def apply_request(
         sent_name = meta.get("name")
         if sent_name and sent_name != name:
             raise _status.bad_request("the name of the object does not match the name on the URL")
+        sent_ns = meta.get("namespace")
+        if sent_ns and namespace and sent_ns != namespace:
+            raise _status.bad_request(
+                "the namespace of the provided object does not match the namespace sent "
+                "on the request"
+            )
         sent_rv = str(meta.get("resourceVersion") or "")
     else:
         sent_rv = ""

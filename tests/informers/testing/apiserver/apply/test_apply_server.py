@@ -144,6 +144,15 @@ def test_malformed_apply_bodies(server: ApiServer, ns: str) -> None:
     code, status = _request(server, "PATCH", path, json.dumps(wrong).encode(), content_type=APPLY)
     assert code == 400
     assert "Incorrect version specified in apply patch" in status["message"]
+    elsewhere = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "x"},
+    }
+    code, status = _request(
+        server, "PATCH", path, json.dumps(elsewhere).encode(), content_type=APPLY
+    )
+    assert (code, status["reason"]) == (400, "BadRequest")
     other = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}}
     assert _request(server, "PATCH", path, json.dumps(other).encode(), content_type=APPLY)[0] == 400
 
@@ -293,11 +302,13 @@ def test_official_client_create_from_yaml_applies(api: client.ApiClient, ns: str
             "data": {"k": "v"},
         }
     ]
-    created = create_from_yaml(api, yaml_objects=objects, apply=True)[0][0].to_dict()
+    # the client applies to its ``namespace`` argument's URL; a manifest naming
+    # another namespace is a 400, as on a real server
+    created = create_from_yaml(api, yaml_objects=objects, apply=True, namespace=ns)[0][0].to_dict()
     entries = created["metadata"]["managedFields"]
     assert [(e["manager"], e["operation"]) for e in entries] == [("python-client", "Apply")]
     objects[0]["data"] = {"k": "v2"}
-    updated = create_from_yaml(api, yaml_objects=objects, apply=True)[0][0].to_dict()
+    updated = create_from_yaml(api, yaml_objects=objects, apply=True, namespace=ns)[0][0].to_dict()
     assert updated["data"] == {"k": "v2"}
 
 
