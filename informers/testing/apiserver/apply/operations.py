@@ -25,6 +25,9 @@ The rules (those of the API server's field manager):
   main resource do not own ``status`` (an applied ``status`` is ignored),
   and writes to ``/status`` own only ``status``.
 
+* An object keeps at most :data:`MAX_UPDATE_MANAGERS` ``Update`` entries;
+  the oldest are folded into an ``ancient-changes`` entry.
+
 Deviation: when an applier drops an associative-list item that another
 manager still owns fields of, the item stays (with its key fields), rather
 than being removed whole.
@@ -55,7 +58,9 @@ from informers.testing.apiserver.apply.managed import (
 from informers.testing.apiserver.apply.schema import Schema
 
 __all__ = [
+    "ANCIENT_CHANGES",
     "BEFORE_FIRST_APPLY",
+    "MAX_UPDATE_MANAGERS",
     "ApplyConflictError",
     "ApplyError",
     "Target",
@@ -65,6 +70,10 @@ __all__ = [
 
 #: The updater that receives the fields nobody owned before the first apply.
 BEFORE_FIRST_APPLY = "before-first-apply"
+#: The updater that receives the oldest updaters' fields beyond the cap.
+ANCIENT_CHANGES = "ancient-changes"
+#: Most ``Update`` entries an object keeps (the server's DefaultMaxUpdateManagers).
+MAX_UPDATE_MANAGERS = 10
 
 _META_OWNED_BY_SERVER = (
     "name",
@@ -287,7 +296,34 @@ def record_update(
         managed[me] = entry
     else:
         managed.pop(me, None)
+    _cap_updaters(managed)
     _set_managed(new, managed)
+
+
+def _cap_updaters(managed: dict[Identity, Entry]) -> None:
+    """Fold the oldest ``Update`` entries into one ``ancient-changes`` entry
+    per API version until at most :data:`MAX_UPDATE_MANAGERS` remain."""
+    updaters = [e for e in managed.values() if e.operation == UPDATE]
+    count = len(updaters)
+    if count <= MAX_UPDATE_MANAGERS:
+        return
+    updaters.sort(key=lambda e: (e.time or "", e.manager, e.api_version, e.subresource))
+    for entry in updaters:
+        if count <= MAX_UPDATE_MANAGERS:
+            break
+        if entry.manager == ANCIENT_CHANGES and not entry.subresource:
+            continue
+        del managed[entry.identity]
+        bucket_id: Identity = (ANCIENT_CHANGES, UPDATE, entry.api_version, "")
+        bucket = managed.get(bucket_id)
+        if bucket is None:
+            managed[bucket_id] = Entry(
+                ANCIENT_CHANGES, UPDATE, entry.api_version, entry.fields, entry.time
+            )
+        else:
+            bucket.fields = bucket.fields.union(entry.fields)
+            bucket.time = max(bucket.time or "", entry.time or "") or None
+            count -= 1
 
 
 def _applied_part(config: dict[str, Any], target: Target, subresource: str) -> dict[str, Any]:

@@ -449,3 +449,28 @@ def test_custom_resources_without_schema_are_deduced() -> None:
     }
     obj = apply(None, config, manager="a", force=False, target=target)
     assert _fields(obj, "a") == {"f:spec": {".": {}, "f:size": {}, "f:tags": {}}}
+
+
+def test_more_than_ten_updaters_fold_into_ancient_changes() -> None:
+    obj: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c"},
+        "data": {"k0": "v"},
+    }
+    record_update(None, obj, manager="m0", target=CONFIGMAP, timestamp="2026-01-01T00:00:00Z")
+    for n in range(1, 13):
+        new = copy.deepcopy(obj)
+        new["data"][f"k{n}"] = "v"
+        stamp = f"2026-01-01T00:00:{n:02d}Z"
+        record_update(obj, new, manager=f"m{n}", target=CONFIGMAP, timestamp=stamp)
+        obj = new
+    managers = [m for m, _ in _managers(obj)]
+    assert len(managers) == 10
+    assert "ancient-changes" in managers
+    assert "m3" not in managers
+    assert "m4" in managers
+    # thirteen updaters: the four oldest (m0, the creator, to m3) make one
+    assert _fields(obj, "ancient-changes") == {
+        "f:data": {".": {}, "f:k0": {}, "f:k1": {}, "f:k2": {}, "f:k3": {}}
+    }
