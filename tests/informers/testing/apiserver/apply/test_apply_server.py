@@ -4,6 +4,7 @@ the official client and raw requests."""
 from __future__ import annotations
 
 import json
+import threading
 import urllib.error
 import urllib.request
 from typing import Any
@@ -319,3 +320,40 @@ def test_apply_conflict_surfaces_as_api_exception(apps: client.AppsV1Api, ns: st
     assert info.value.status == 409
     cause = json.loads(info.value.body)["details"]["causes"][0]
     assert cause["field"] == '.spec.template.spec.containers[name="app"].image'
+
+
+def test_concurrent_appliers_all_land(server: ApiServer, ns: str) -> None:
+    """Applies racing on one object re-read and retry: none is lost."""
+    path = f"/api/v1/namespaces/{ns}/configmaps/shared"
+    errors: list[int] = []
+
+    def applier(n: int) -> None:
+        for round_ in range(5):
+            config = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "shared", "namespace": ns},
+                "data": {f"key-{n}": f"round-{round_}"},
+            }
+            code, _ = _request(
+                server,
+                "PATCH",
+                f"{path}?fieldManager=writer-{n}",
+                json.dumps(config).encode(),
+                content_type=APPLY,
+            )
+            if code not in (200, 201):
+                errors.append(code)
+
+    threads = [threading.Thread(target=applier, args=(n,), name=f"applier-{n}") for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not any(thread.is_alive() for thread in threads)
+    assert errors == []
+    code, obj = _request(server, "GET", path)
+    assert code == 200
+    assert obj["data"] == {f"key-{n}": "round-4" for n in range(4)}
+    owners = {e["manager"]: e["fieldsV1"] for e in obj["metadata"]["managedFields"]}
+    assert owners == {f"writer-{n}": {"f:data": {f"f:key-{n}": {}}} for n in range(4)}
