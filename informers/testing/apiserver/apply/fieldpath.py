@@ -195,6 +195,10 @@ class FieldSet:
     ``members`` holds the elements whose path ends at this node; ``children``
     maps an element to the set of paths below it. Empty children are never
     kept, so a set is empty exactly when both are empty.
+
+    A set is a value: :meth:`insert` builds a new one, and once built it is
+    never changed, so the set operations may return an operand or share its
+    subtrees.
     """
 
     __slots__ = ("children", "members")
@@ -216,20 +220,6 @@ class FieldSet:
                 child = node.children[element] = FieldSet()
             node = child
         node.members.add(path[-1])
-
-    def child(self, element: PathElement) -> FieldSet:
-        """The sub-set under ``element``, created (in place) when absent.
-        Callers that leave it empty must :meth:`prune_empty`."""
-        found = self.children.get(element)
-        if found is None:
-            found = self.children[element] = FieldSet()
-        return found
-
-    def prune_empty(self) -> FieldSet:
-        """Drop empty children, recursively (in place); returns ``self``."""
-        for element in [e for e, c in self.children.items() if not c.prune_empty()]:
-            del self.children[element]
-        return self
 
     # -------------------------------------------------------------- queries
 
@@ -274,9 +264,6 @@ class FieldSet:
             child = self.children.get(element)
             if child is not None:
                 yield from child.paths(here)
-
-    def __len__(self) -> int:
-        return len(self.members) + sum(len(c) for c in self.children.values())
 
     # ----------------------------------------------------------- set algebra
 
