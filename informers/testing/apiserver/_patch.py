@@ -24,8 +24,10 @@ never modified). Three patch types are understood:
     ``$deleteFromPrimitiveList/<field>`` and ``$setElementOrder/<field>`` are
     honoured, which covers what ``kubectl apply`` sends.
 
-Server-side apply (``application/apply-patch+yaml``) and any other type answer
-415. Errors are :class:`PatchError` carrying the HTTP status to answer.
+Server-side apply (``application/apply-patch+yaml``) is not a patch of this
+module (the emulator's ``apply`` package serves it) and, like any other type,
+answers 415 here. Errors are :class:`PatchError` carrying the HTTP status to
+answer.
 
 Everything here is a pure function of its arguments and thread-safe.
 """
@@ -107,7 +109,7 @@ def apply_patch(
             raise PatchError(_BAD_REQUEST, "strategic merge patch body must be a JSON object")
         result = strategic_merge_patch(original, patch, resource.kind)
     else:
-        accepted = f"{JSON_PATCH}, {MERGE_PATCH}"
+        accepted = f"{JSON_PATCH}, {MERGE_PATCH}, {APPLY_PATCH}"
         if _is_builtin(resource):
             accepted += f", {STRATEGIC_MERGE_PATCH}"
         raise PatchError(

@@ -41,6 +41,7 @@ from informers.testing.apiserver._storage import (
     decode_continue,
     join_items,
 )
+from informers.testing.apiserver.apply import endpoint as _fields
 from informers.wire.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
 from informers.wire.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
 from informers.wire.selectors.shard import SHARD_INFO_FIELD, ShardSelector
@@ -818,7 +819,13 @@ class Handler(BaseHTTPRequestHandler):
             elif method == "POST":
                 if resource.namespaced and namespace is None:
                     raise _status.method_not_allowed()
-                self._create(resource, namespace, body, dry_run=_dry_run(request))
+                self._create(
+                    resource,
+                    namespace,
+                    body,
+                    dry_run=_dry_run(request),
+                    manager=self._manager(request),
+                )
             elif method == "DELETE":
                 self._delete_collection(request, resource, namespace)
             else:
@@ -847,10 +854,11 @@ class Handler(BaseHTTPRequestHandler):
                 subresource=subresource,
                 keep_status=keep,
                 dry_run=_dry_run(request),
+                manager=self._manager(request),
             )
             self._send(200, stored.full_json)
         elif method == "PATCH":
-            self._patch(resource, namespace, name, subresource, body, dry_run=_dry_run(request))
+            self._patch(resource, namespace, name, subresource, body, request=request)
         elif method == "DELETE":
             self._delete(resource, namespace, name, body, request)
         else:
@@ -869,7 +877,13 @@ class Handler(BaseHTTPRequestHandler):
         elif method == "PUT":
             replicas, rv = _scale.replicas_from_scale(name, self._decode_body(body))
             stored = storage.scale(
-                resource, name, namespace, replicas, rv, dry_run=_dry_run(request)
+                resource,
+                name,
+                namespace,
+                replicas,
+                rv,
+                dry_run=_dry_run(request),
+                manager=self._manager(request),
             )
         elif method == "PATCH":
             content_type = self.headers.get("Content-Type") or ""
@@ -877,7 +891,8 @@ class Handler(BaseHTTPRequestHandler):
                 raise StatusError(
                     415,
                     "UnsupportedMediaType",
-                    "server-side apply is not supported by the emulator",
+                    "server-side apply to the scale subresource is not supported by the "
+                    "emulator: apply spec.replicas to the object",
                 )
             current = _scale.to_scale(resource, storage.get(resource, name, namespace).obj)
             try:
@@ -891,7 +906,13 @@ class Handler(BaseHTTPRequestHandler):
             if not _rv_set_by_patch(body):
                 rv = ""
             stored = storage.scale(
-                resource, name, namespace, replicas, rv, dry_run=_dry_run(request)
+                resource,
+                name,
+                namespace,
+                replicas,
+                rv,
+                dry_run=_dry_run(request),
+                manager=self._manager(request),
             )
         else:
             raise _status.method_not_allowed()
@@ -904,11 +925,23 @@ class Handler(BaseHTTPRequestHandler):
             return None
         return _optional("_table")
 
+    def _manager(self, request: _Request) -> str:
+        """The field manager of a write: ``fieldManager``, else from the User-Agent."""
+        return _fields.manager_name(request.param("fieldManager"), self.headers.get("User-Agent"))
+
     def _create(
-        self, resource: Resource, namespace: str | None, body: bytes, *, dry_run: bool
+        self,
+        resource: Resource,
+        namespace: str | None,
+        body: bytes,
+        *,
+        dry_run: bool,
+        manager: str | None = None,
     ) -> None:
         obj = self._decode_body(body)
-        stored = self.server.storage.create(resource, obj, namespace, dry_run=dry_run)
+        stored = self.server.storage.create(
+            resource, obj, namespace, dry_run=dry_run, manager=manager
+        )
         log.debug("created %s %s rv=%s", resource, stored.key, stored.rv)
         self._send(201, stored.full_json)
 
@@ -920,14 +953,28 @@ class Handler(BaseHTTPRequestHandler):
         subresource: str,
         body: bytes,
         *,
-        dry_run: bool,
+        request: _Request,
     ) -> None:
         storage = self.server.storage
+        dry_run = _dry_run(request)
         content_type = self.headers.get("Content-Type") or ""
-        if content_type.split(";")[0].strip() == "application/apply-patch+yaml":
-            raise StatusError(
-                415, "UnsupportedMediaType", "server-side apply is not supported by the emulator"
+        media_type = content_type.split(";")[0].strip().lower()
+        force = request.flag("force")
+        _fields.check_patch_options(media_type, request.param("fieldManager"), force)
+        if media_type == _fields.APPLY_PATCH:
+            code, applied = _fields.apply_request(
+                storage,
+                resource,
+                namespace,
+                name,
+                subresource=subresource,
+                body=body,
+                manager=self._manager(request),
+                force=bool(force),
+                dry_run=dry_run,
             )
+            self._send(code, applied.full_json)
+            return
         current = storage.get(resource, name, namespace)
         try:
             patched = _patch.apply_patch(current.obj, body, content_type, resource)
@@ -961,6 +1008,7 @@ class Handler(BaseHTTPRequestHandler):
             subresource=subresource,
             keep_status=keep,
             dry_run=dry_run,
+            manager=self._manager(request),
         )
         self._send(200, stored.full_json)
 

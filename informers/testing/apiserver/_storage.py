@@ -30,6 +30,8 @@ from typing import Any
 
 from informers.testing.apiserver import _status
 from informers.testing.apiserver._defaults import apply_defaults
+from informers.testing.apiserver.apply import endpoint as _fields
+from informers.testing.apiserver.apply import record_update
 from informers.wire.resources import (
     BUILTIN_RESOURCES,
     CUSTOMRESOURCEDEFINITIONS,
@@ -459,10 +461,18 @@ class Storage:
             )
 
     def create(
-        self, resource: Resource, obj: Any, namespace: str | None = None, *, dry_run: bool = False
+        self,
+        resource: Resource,
+        obj: Any,
+        namespace: str | None = None,
+        *,
+        dry_run: bool = False,
+        manager: str | None = None,
     ) -> Stored:
         """Store a new object. ``obj`` is owned by the storage afterwards.
-        ``dry_run`` validates and answers without storing.
+        ``dry_run`` validates and answers without storing. ``manager``
+        (a field manager) records the create in ``managedFields``; without
+        one, the object keeps the managedFields it was sent with.
 
         ``namespace`` (from the request path) must agree with
         ``metadata.namespace`` when both are given.
@@ -529,6 +539,7 @@ class Storage:
                     self._allocate_cluster_ip_locked(new, dry_run)
             if resource == NAMESPACES:
                 self._fill_namespace(new)
+            record_update(None, new, manager=manager, target=_fields.target(self, resource))
             if dry_run:  # validated and built, not stored
                 self._rv -= 1
                 del meta["resourceVersion"]
@@ -627,11 +638,18 @@ class Storage:
         subresource: str = "",
         keep_status: bool = False,
         dry_run: bool = False,
+        manager: str | None = None,
+        managed_subresource: str = "",
+        managed_fields: list[dict[str, Any]] | None = None,
     ) -> Stored:
         """Replace an object (PUT). An empty ``metadata.resourceVersion`` makes it
         unconditional; a stale one is a 409 Conflict. ``subresource="status"``
         writes only the status; ``keep_status`` keeps the stored status (a PUT to
-        the main resource of a kind with a status subresource)."""
+        the main resource of a kind with a status subresource). ``manager``
+        records the write in ``managedFields`` (as a write through
+        ``managed_subresource`` when given, else ``subresource``);
+        ``managed_fields`` are stored as they are instead (server-side apply
+        computed them)."""
         if not isinstance(obj, dict):
             raise _status.bad_request("the request body must be a JSON object")
         meta = obj.get("metadata") if obj.get("metadata") is not None else {}
@@ -670,6 +688,14 @@ class Storage:
                 subresource=subresource,
                 keep_status=keep_status,
             )
+            record_update(
+                old.obj,
+                new,
+                manager=manager,
+                target=_fields.target(self, resource),
+                subresource=managed_subresource or subresource,
+                entries=managed_fields,
+            )
             if _same_content(new, old.obj):
                 return old
             if dry_run:
@@ -702,10 +728,12 @@ class Storage:
         resource_version: str = "",
         *,
         dry_run: bool = False,
+        manager: str | None = None,
     ) -> Stored:
         """Set ``spec.replicas`` of an object (a write to its ``scale``
         subresource), keeping everything else. A non-empty
-        ``resource_version`` must be the object's (else 409 Conflict)."""
+        ``resource_version`` must be the object's (else 409 Conflict).
+        ``manager`` records the write as one through ``scale``."""
         with self._cond:  # re-entrant: update() takes it again
             kind = self._kind_locked(resource)
             old = kind.objects.get(object_key(namespace or "", name))
@@ -723,6 +751,8 @@ class Storage:
                 name,
                 keep_status=kind.status_subresource,
                 dry_run=dry_run,
+                manager=manager,
+                managed_subresource="scale",
             )
 
     def _merge_update_locked(

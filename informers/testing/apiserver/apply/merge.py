@@ -1,0 +1,350 @@
+"""The three walks server-side apply makes over JSON values and a schema.
+
+:func:`field_set`
+    the fields a value sets (an applied configuration's field set): leaves,
+    atomic nodes, empty objects, map entries, associative list items (each
+    item and its fields), set members.
+:func:`compare`
+    what changed from one value to another: the paths *added*, *modified*
+    and *removed*. A node that appears or disappears as a whole is itself
+    reported as well as what lies below it; atomic nodes and scalars are
+    compared as one value.
+:func:`merge`
+    a configuration laid over a live value: objects merge field by field
+    (the configuration wins), associative lists merge item by item by their
+    keys, sets by value, and atomic lists, atomic maps and scalars are
+    replaced. A ``null`` in the configuration removes the field.
+:func:`remove`
+    a value with the given paths taken out; a container emptied this way
+    disappears.
+
+Values are parsed JSON (dicts, lists, scalars). Inputs are never modified:
+results share unchanged subtrees with them, so callers treat every value as
+read-only. All functions are pure and thread-safe.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from informers.testing.apiserver.apply.fieldpath import (
+    FieldSet,
+    Path,
+    PathElement,
+    index,
+    json_text,
+)
+from informers.testing.apiserver.apply.schema import Schema
+
+__all__ = [
+    "Comparison",
+    "compare",
+    "field_set",
+    "item_element",
+    "merge",
+    "remove",
+]
+
+_MISSING: Any = object()
+
+
+def _is_leaf(schema: Schema, value: Any) -> bool:
+    """True when ``value`` is owned as one field under ``schema``."""
+    if schema.atomic or schema.kind == "scalar":
+        return True
+    if isinstance(value, dict):
+        return schema.kind == "list"
+    if isinstance(value, list):
+        # untyped lists are atomic; a list where an object belongs is a leaf
+        return schema.kind != "list"
+    return True
+
+
+def item_element(schema: Schema, item: Any, position: int) -> PathElement:
+    """The path element of ``item`` (at ``position``) in a list of ``schema``."""
+    if schema.list_type == "map" and isinstance(item, dict):
+        keys = schema.keys
+        if len(keys) == 1 and keys[0] in item:  # the common case, quickly
+            return ("k", ((keys[0], json_text(item[keys[0]])),))
+        fields = {}
+        for name in schema.keys:
+            if name in item:
+                fields[name] = item[name]
+            elif name in schema.key_defaults:
+                fields[name] = schema.key_defaults[name]
+        return ("k", tuple(sorted((n, json_text(v)) for n, v in fields.items())))
+    if schema.list_type == "set":
+        return ("v", json_text(item))
+    return index(position)
+
+
+# ------------------------------------------------------------------ field set
+
+
+def field_set(obj: dict[str, Any], schema: Schema) -> FieldSet:
+    """The set of fields ``obj`` sets, under ``schema``."""
+    out = FieldSet()
+    _collect(obj, schema, out)
+    return out
+
+
+def _collect(value: Any, schema: Schema, out: FieldSet) -> None:
+    if isinstance(value, dict):
+        struct = schema.kind == "struct"
+        fields = schema.fields() if struct else None
+        for name, child in value.items():
+            element = ("f", name)
+            sub_schema = schema.field(name)
+            if _is_leaf(sub_schema, child) or not child:
+                if not isinstance(child, list) or _is_leaf(sub_schema, child):
+                    out.members.add(element)
+                continue
+            sub = FieldSet()
+            _collect(child, sub_schema, sub)
+            if sub:
+                out.children[element] = sub
+            if fields is None or name not in fields:
+                out.members.add(element)
+        return
+    if isinstance(value, list):
+        item_schema = schema.element()
+        seen: set[PathElement] = set()
+        for position, item in enumerate(value):
+            element = item_element(schema, item, position)
+            if element in seen:
+                continue
+            seen.add(element)
+            out.members.add(element)
+            if isinstance(item, dict | list) and item and not _is_leaf(item_schema, item):
+                sub = FieldSet()
+                _collect(item, item_schema, sub)
+                if sub:
+                    out.children[element] = sub
+
+
+# ------------------------------------------------------------------- compare
+
+
+class Comparison:
+    """The paths :func:`compare` found added, modified and removed."""
+
+    __slots__ = ("added", "modified", "removed")
+
+    def __init__(self) -> None:
+        self.added = FieldSet()
+        self.modified = FieldSet()
+        self.removed = FieldSet()
+
+    def changed(self) -> FieldSet:
+        """Added or modified paths."""
+        return self.added.union(self.modified)
+
+    def is_same(self) -> bool:
+        return not (self.added or self.modified or self.removed)
+
+
+def compare(old: Any, new: Any, schema: Schema) -> Comparison:
+    """What changed from ``old`` to ``new`` (either may be ``None`` for
+    absent at the root)."""
+    out = Comparison()
+    _compare(
+        _MISSING if old is None else old,
+        _MISSING if new is None else new,
+        schema,
+        (),
+        out,
+    )
+    return out
+
+
+def _empty(value: Any) -> bool:
+    return value is _MISSING or value is None or (isinstance(value, dict | list) and not value)
+
+
+def _compare(old: Any, new: Any, schema: Schema, path: Path, out: Comparison) -> None:
+    leaf = (
+        (old is not _MISSING and _is_leaf(schema, old))
+        or (new is not _MISSING and _is_leaf(schema, new))
+        or (
+            old is not _MISSING
+            and new is not _MISSING
+            and isinstance(old, dict) != isinstance(new, dict)
+        )
+        or (_empty(old) and _empty(new))
+    )
+    if leaf:
+        if old is _MISSING:
+            out.added.insert(path)
+        elif new is _MISSING:
+            out.removed.insert(path)
+        elif not _equal(old, new):
+            out.modified.insert(path)
+        return
+    if isinstance(old if old is not _MISSING else new, dict):
+        left = old if isinstance(old, dict) else {}
+        right = new if isinstance(new, dict) else {}
+        for name, lvalue in left.items():
+            rvalue = right.get(name, _MISSING)
+            if rvalue is lvalue or _same_container(lvalue, rvalue):
+                continue
+            _compare(lvalue, rvalue, schema.field(name), (*path, ("f", name)), out)
+        for name, rvalue in right.items():
+            if name not in left:
+                _compare(_MISSING, rvalue, schema.field(name), (*path, ("f", name)), out)
+    else:
+        item_schema = schema.element()
+        left_items = _index(schema, old if isinstance(old, list) else [])
+        right_items = _index(schema, new if isinstance(new, list) else [])
+        for element, litem in left_items.items():
+            ritem = right_items.get(element, _MISSING)
+            if ritem is litem or _same_container(litem, ritem):
+                continue
+            _compare(litem, ritem, item_schema, (*path, element), out)
+        for element, ritem in right_items.items():
+            if element not in left_items:
+                _compare(_MISSING, ritem, item_schema, (*path, element), out)
+    if old is _MISSING:
+        out.added.insert(path)
+    elif new is _MISSING:
+        out.removed.insert(path)
+
+
+def _same_container(left: Any, right: Any) -> bool:
+    """Equal objects or lists (compared in C: inside them, ``true`` and ``1``
+    count as equal, which the server's typed values never mix)."""
+    kind = type(left)
+    return (kind is dict or kind is list) and type(right) is kind and left == right
+
+
+def _index(schema: Schema, items: list[Any]) -> dict[PathElement, Any]:
+    """Items of an associative list by element; the first of duplicates wins."""
+    found: dict[PathElement, Any] = {}
+    for position, item in enumerate(items):
+        found.setdefault(item_element(schema, item, position), item)
+    return found
+
+
+def _equal(left: Any, right: Any) -> bool:
+    """JSON equality where ``True`` is not ``1``."""
+    if left is right:
+        return True
+    if type(left) is not type(right):
+        if isinstance(left, bool) or isinstance(right, bool):
+            return False
+        if isinstance(left, int | float) and isinstance(right, int | float):
+            return left == right
+        return False
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(_equal(v, right[k]) for k, v in left.items())
+    if isinstance(left, list):
+        return len(left) == len(right) and all(map(_equal, left, right))
+    return bool(left == right)
+
+
+# --------------------------------------------------------------------- merge
+
+
+def merge(live: Any, config: Any, schema: Schema) -> Any:
+    """``config`` laid over ``live`` (see the module docstring)."""
+    if config is _MISSING:
+        return live
+    if live is _MISSING or live is None or _is_leaf(schema, config) or _is_leaf(schema, live):
+        return config
+    if isinstance(config, dict):
+        if not isinstance(live, dict):
+            return config
+        out = dict(live)
+        for name, value in config.items():
+            if value is None:
+                out.pop(name, None)
+                continue
+            out[name] = merge(live.get(name, _MISSING), value, schema.field(name))
+        return out
+    if not isinstance(live, list) or not isinstance(config, list):
+        return config
+    return _merge_list(live, config, schema)
+
+
+def _merge_list(live: list[Any], config: list[Any], schema: Schema) -> list[Any]:
+    """Associative lists: items merged by element. Items only in ``live``
+    keep their place; the configuration's items follow its order, each one
+    placed before the live item that comes after it in the live list."""
+    item_schema = schema.element()
+    live_items = [(item_element(schema, item, i), item) for i, item in enumerate(live)]
+    config_items = [(item_element(schema, item, i), item) for i, item in enumerate(config)]
+    live_by = dict(reversed(live_items))
+    config_by: dict[PathElement, Any] = {}
+    for element, item in config_items:
+        config_by.setdefault(element, item)
+    out: list[Any] = []
+    done: set[PathElement] = set()
+    pending = iter(config_items)
+
+    def emit_config_up_to(stop: PathElement | None) -> None:
+        for element, item in pending:
+            if element in done:
+                continue
+            done.add(element)
+            if item is None:
+                continue
+            out.append(merge(live_by.get(element, _MISSING), item, item_schema))
+            if element == stop:
+                return
+
+    for element, item in live_items:
+        if element in done:
+            continue
+        if element in config_by:
+            emit_config_up_to(element)
+        else:
+            done.add(element)
+            out.append(item)
+    emit_config_up_to(None)
+    return out
+
+
+# -------------------------------------------------------------------- remove
+
+
+def remove(value: Any, paths: FieldSet, schema: Schema, keep: FieldSet | None = None) -> Any:
+    """``value`` without ``paths`` (members are removed with everything below
+    them; children are descended). A container emptied this way disappears
+    unless ``keep`` (owned paths) has it as a member. Returns ``value``
+    itself when nothing is removed."""
+    if not paths or _is_leaf(schema, value):
+        return value
+    if isinstance(value, dict):
+        out: dict[str, Any] | None = None
+        for element in paths.members | paths.children.keys():
+            tag, name = element
+            if tag != "f" or name not in value:
+                continue
+            if out is None:
+                out = dict(value)
+            if element in paths.members:
+                del out[name]
+                continue
+            below = keep.children.get(element) if keep is not None else None
+            child = remove(value[name], paths.children[element], schema.field(name), below)
+            emptied = isinstance(child, dict | list) and not child and value[name]
+            if emptied and not (keep is not None and element in keep.members):
+                del out[name]
+            else:
+                out[name] = child
+        return value if out is None else out
+    if isinstance(value, list):
+        item_schema = schema.element()
+        items: list[Any] = []
+        changed = False
+        for position, item in enumerate(value):
+            element = item_element(schema, item, position)
+            if element in paths.members:
+                changed = True
+                continue
+            sub = paths.children.get(element)
+            below = keep.children.get(element) if keep is not None else None
+            kept = item if sub is None else remove(item, sub, item_schema, below)
+            changed = changed or kept is not item
+            items.append(kept)
+        return items if changed else value
+    return value
