@@ -81,15 +81,15 @@ from informers.reflector import Reflector, ReflectorConfig
 # --- resource descriptions (informers.resources) ---
 from informers.resources import Resource
 
-# --- label and field selectors (informers.selectors) ---
-from informers.selectors import FieldSelector, LabelSelector
-
 # --- the indexed store (informers.store) ---
 from informers.store import IndexedStore, Indexer, Store, ThreadSafeStore
 
 # --- the raw HTTP path to the API server (informers.transport) ---
 from informers.transport import ApiClientTransport, Transport
 from informers.wait import wait_for_cache_sync
+
+# --- label and field selectors (informers.wire.selectors) ---
+from informers.wire.selectors import FieldSelector, LabelSelector
 
 __version__ = "0.1.0.dev0"
 

@@ -37,7 +37,7 @@ from informers.errors import ApiError, SelectorParseError, UnknownResourceError
 from informers.factory import SharedInformerFactory
 from informers.listwatch import ListOptions
 from informers.objects import DeletedFinalStateUnknown, meta_namespace_key
-from informers.selectors import LabelSelector
+from informers.wire.selectors import LabelSelector
 
 __all__ = ["RECENT_EVENTS", "EventLog", "index_by_path", "parse_index", "run_watch"]
 

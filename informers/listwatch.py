@@ -43,7 +43,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from informers import _json
-from informers._shard_selector import SHARD_INFO_FIELD, ShardSelector
 from informers.discovery import discover_resource
 from informers.errors import WatchDecodeError, error_from_status, is_connection_refused
 from informers.resources import Resource
@@ -54,6 +53,7 @@ from informers.transport import (
     Transport,
     as_transport,
 )
+from informers.wire.selectors import SHARD_INFO_FIELD, ShardSelector
 
 __all__ = [
     "HTTPListerWatcher",

@@ -27,7 +27,7 @@ from informers.reflector.machine import (
     Watching,
     step,
 )
-from informers.selectors import FieldSelector, LabelSelector
+from informers.wire.selectors import FieldSelector, LabelSelector
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CONFIG = ReflectorConfig(description="pods")

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from informers import Indexer, Lister, namespace_index
 from informers.errors import InformersError
 from informers.objects import NAMESPACE_INDEX, DeletedFinalStateUnknown, get_labels, get_namespace
-from informers.selectors import LabelRequirement, LabelSelector, Operator
+from informers.wire.selectors import LabelRequirement, LabelSelector, Operator
 from informers.store import IndexedStore
 
 # ------------------------------------------------------------------ the model

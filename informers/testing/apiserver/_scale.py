@@ -24,8 +24,8 @@ from informers.resources import (
     STATEFULSETS,
     Resource,
 )
-from informers.selectors import LabelSelector
 from informers.testing.apiserver import _status
+from informers.wire.selectors import LabelSelector
 
 __all__ = ["SCALABLE", "replicas_from_scale", "to_scale"]
 

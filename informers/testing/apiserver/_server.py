@@ -29,11 +29,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 from typing import Any, Protocol
 
-from informers._shard_selector import SHARD_INFO_FIELD, ShardSelector
 from informers.errors import SelectorParseError
 from informers.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
-from informers.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
 from informers.testing.apiserver import _discovery, _patch, _scale, _status
+from informers.testing.apiserver._fields import object_fields, supported_fields
 from informers.testing.apiserver._security import Security, request_access, unauthorized
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import (
@@ -44,6 +43,7 @@ from informers.testing.apiserver._storage import (
     decode_continue,
     join_items,
 )
+from informers.wire.selectors import SHARD_INFO_FIELD, FieldSelector, LabelSelector, ShardSelector
 
 __all__ = ["FaultState", "HTTPServer", "Handler"]
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from informers.objects import DeletedFinalStateUnknown
-from informers.selectors import LabelSelector
+from informers.wire.selectors import LabelSelector
 
 __all__ = [
     "Expectations",

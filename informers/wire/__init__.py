@@ -1,0 +1,1 @@
+"""Wire data layer of kube-informers (see docs/concepts/architecture)."""
