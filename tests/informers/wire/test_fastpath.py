@@ -13,6 +13,7 @@ well-formed plain input, so the properties compare something.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
@@ -268,9 +269,9 @@ def test_object_key_takes_every_plain_object(obj: dict[str, Any]) -> None:
 @given(st.lists(some_objects, max_size=6))
 def test_object_keys_is_the_general_key_of_each(objs: list[Any]) -> None:
     for key_func in (meta_namespace_key, deletion_handling_meta_namespace_key):
-        each = outcome(lambda key_func=key_func: [key_func(o) for o in objs])
-        assert outcome(lambda key_func=key_func: fastpath.object_keys(objs, key_func)) == each
-        assert outcome(lambda key_func=key_func: meta_namespace_keys(iter(objs), key_func)) == each
+        each = outcome(partial(lambda f: [f(o) for o in objs], key_func))
+        assert outcome(partial(fastpath.object_keys, objs, key_func)) == each
+        assert outcome(partial(meta_namespace_keys, iter(objs), key_func)) == each
 
 
 # ------------------------------------------------------------------ resource versions
@@ -341,9 +342,7 @@ def test_labels_matcher_runs_the_test_on_dicts_only(
     match = fastpath.labels_matcher(test, general)
     for labels_ in (plain, LooseDict(plain), View(plain), MappingProxyType(plain)):
         calls.clear()
-        assert outcome(lambda labels_=labels_: match(labels_)) == outcome(
-            lambda labels_=labels_: general(labels_)
-        )
+        assert outcome(partial(match, labels_)) == outcome(partial(general, labels_))
         assert calls == (["test"] if type(labels_) is dict else [])
 
 
