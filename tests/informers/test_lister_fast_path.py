@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from informers import Indexer, Lister, namespace_index
 from informers.errors import InformersError
 from informers.objects import NAMESPACE_INDEX, DeletedFinalStateUnknown, get_labels, get_namespace
-from informers.wire.selectors import LabelRequirement, LabelSelector, Operator
 from informers.store import IndexedStore
+from informers.wire.selectors import LabelRequirement, LabelSelector, Operator
 
 # ------------------------------------------------------------------ the model
 # LabelRequirement.matches, LabelSelector.matches and the listers' filtering
