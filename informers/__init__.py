@@ -100,6 +100,12 @@ from informers.wire.resources import Resource
 # --- label and field selectors (informers.wire.selectors) ---
 from informers.wire.selectors import FieldSelector, LabelSelector
 
+# --- the indexed store (informers.cache.store) ---
+
+# --- the raw HTTP path to the API server (informers.rest.transport) ---
+
+# --- label and field selectors (informers.wire.selectors) ---
+
 __version__ = "0.1.0.dev0"
 
 __all__ = [

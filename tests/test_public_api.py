@@ -558,3 +558,95 @@ def test_sharding_selector_all_is_pinned() -> None:
     assert len(names) == len(set(names)), "duplicate names in __all__"
     for name in names:
         assert getattr(selector, name) is not None, name
+
+
+SELECTORS_ALL = {
+    # label requirements and selectors
+    "LabelRequirement",
+    "LabelSelector",
+    "Operator",
+    # field selectors
+    "FieldRequirement",
+    "FieldSelector",
+    # the KEP-5866 shard selector
+    "HASH_SPACE",
+    "SHARD_FIELDS",
+    "SHARD_INFO_FIELD",
+    "ShardRange",
+    "ShardSelector",
+    "even_shard_range",
+    "even_shard_selector",
+    "fnv1a_64",
+}
+
+
+def test_wire_selectors_all_is_pinned() -> None:
+    selectors = importlib.import_module("informers.wire.selectors")
+    homes_of = [
+        importlib.import_module(f"informers.wire.selectors.{name}")
+        for name in ("requirements", "labels", "fields", "shard")
+    ]
+    assert set(selectors.__all__) == SELECTORS_ALL
+    assert len(selectors.__all__) == len(SELECTORS_ALL), "duplicate names in __all__"
+    # Each name has one home module, and the package re-exports that object.
+    for name in SELECTORS_ALL:
+        homes = [m for m in homes_of if name in m.__all__]
+        assert len(homes) == 1, (name, homes)
+        assert getattr(selectors, name) is getattr(homes[0], name)
+    # The toolkit's sharding.selector re-exports the same shard selector.
+    sharding_selector = importlib.import_module("informers.toolkit.sharding.selector")
+    assert sharding_selector.ShardSelector is selectors.ShardSelector
+
+
+FASTPATH_ALL = {
+    "WATCH_EVENT_TYPES",
+    "LabelTest",
+    "in_namespace",
+    "label_filter",
+    "label_filter_both",
+    "label_filter_equals",
+    "labels_matcher",
+    "named_items",
+    "object_key",
+    "object_keys",
+    "resource_version",
+    "watch_event",
+}
+
+
+def test_wire_fastpath_all_is_pinned() -> None:
+    fastpath = importlib.import_module("informers.wire.fastpath")
+    assert set(fastpath.__all__) == FASTPATH_ALL
+    assert len(fastpath.__all__) == len(FASTPATH_ALL), "duplicate names in __all__"
+    for name in FASTPATH_ALL:
+        assert getattr(fastpath, name) is not None, name
+
+
+def test_the_reflector_event_fast_step_is_private() -> None:
+    from informers.cache.reflector import machine
+
+    assert "watch_event_step" not in machine.__all__
+    assert not hasattr(machine, "watch_event_step")
+
+
+APISERVER_ALL = {
+    "Access",
+    "ApiServer",
+    "ApiServerError",
+    "Authorizer",
+    "SecurityConfigError",
+    "TLSConfig",
+    "generate_self_signed",
+    # the field tables, which selectors leave to the server
+    "object_fields",
+    "supported_fields",
+    "is_loopback_address",
+}
+
+
+def test_informers_testing_apiserver_all_is_pinned() -> None:
+    apiserver = importlib.import_module("informers.testing.apiserver")
+    assert set(apiserver.__all__) == APISERVER_ALL
+    assert len(apiserver.__all__) == len(APISERVER_ALL), "duplicate names in __all__"
+    for name in APISERVER_ALL:
+        assert getattr(apiserver, name) is not None, name

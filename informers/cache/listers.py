@@ -1,13 +1,13 @@
 """Read-only listers over an informer's cache, with label selectors
 evaluated client-side (same grammar as the API server, see
-:mod:`informers.wire.selectors`).
+:mod:`informers.wire.selectors.labels`).
 
 Listers read the :class:`~informers.cache.store.Indexer` under its lock and return
 new lists of shared, read-only objects. They are cheap to create and
 thread-safe. ``list()`` uses the ``namespace`` index when the cache has it.
 A selector is matched outside the store's lock, over the snapshot the store
 returned, with :meth:`LabelSelector.filter
-<informers.wire.selectors.LabelSelector.filter>` (compiled once per selector;
+<informers.wire.selectors.labels.LabelSelector.filter>` (compiled once per selector;
 selector text is parsed once and cached, 256 most recent).
 """
 
@@ -17,6 +17,7 @@ import functools
 from typing import Any
 
 from informers.cache.store import IndexedStore
+from informers.wire.fastpath import in_namespace
 from informers.wire.objects import NAMESPACE_INDEX, get_labels, get_namespace
 from informers.wire.selectors import LabelSelector
 
@@ -54,25 +55,6 @@ def _filter(objects: list[Any], selector: Selector) -> list[Any]:
     if type(sel) is not LabelSelector:  # a subclass, or a duck-typed selector
         return [o for o in objects if sel.matches(get_labels(o))]
     return sel.filter(objects)
-
-
-def _in_namespace(objects: list[Any], namespace: str) -> list[Any]:
-    """``[o for o in objects if get_namespace(o) == namespace]``, with
-    ``get_namespace`` inlined for plain-dict objects."""
-    out: list[Any] = []
-    keep = out.append
-    for obj in objects:
-        if type(obj) is dict:
-            metadata = obj.get("metadata")
-            if type(metadata) is dict:
-                value = metadata.get("namespace")
-                if type(value) is str:
-                    if value == namespace:
-                        keep(obj)
-                    continue
-        if get_namespace(obj) == namespace:
-            keep(obj)
-    return out
 
 
 class Lister:
@@ -113,7 +95,7 @@ class NamespaceLister:
         if NAMESPACE_INDEX in self._indexer.get_indexers():
             objects = self._indexer.by_index(NAMESPACE_INDEX, self.namespace)
         else:
-            objects = _in_namespace(self._indexer.list(), self.namespace)
+            objects = in_namespace(self._indexer.list(), self.namespace, get_namespace)
         return _filter(objects, selector)
 
     def get(self, name: str) -> Any | None:

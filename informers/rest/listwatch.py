@@ -53,7 +53,7 @@ from informers.rest.transport import (
 )
 from informers.wire import _json
 from informers.wire.resources import Resource
-from informers.wire.selectors.shard import SHARD_INFO_FIELD, ShardSelector
+from informers.wire.selectors import SHARD_INFO_FIELD, ShardSelector
 
 __all__ = [
     "HTTPListerWatcher",

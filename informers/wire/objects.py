@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from informers.errors import ObjectKeyError
+from informers.wire.fastpath import object_key, object_keys, resource_version
 
 __all__ = [
     "NAMESPACE_INDEX",
@@ -131,12 +132,8 @@ def get_namespace(obj: Any) -> str:
 
 def get_resource_version(obj: Any) -> str:
     """``metadata.resourceVersion``, or ``""``."""
-    if type(obj) is dict:  # decoded JSON: the informer asks this of every event
-        metadata = obj.get("metadata")
-        if type(metadata) is dict:
-            rv = metadata.get("resourceVersion")
-            return rv if type(rv) is str else _string(obj, "resourceVersion", "resource_version")
-    return _string(obj, "resourceVersion", "resource_version")
+    rv = resource_version(obj)  # decoded JSON: the informer asks this of every event
+    return rv if rv is not None else _string(obj, "resourceVersion", "resource_version")
 
 
 def get_uid(obj: Any) -> str:
@@ -162,18 +159,9 @@ def meta_namespace_key(obj: Any) -> str:
     or not a string (the message says which), and for a tombstone (use
     :func:`deletion_handling_meta_namespace_key` for those).
     """
-    # Fast path for the common case: a dict with a dict metadata (the same
-    # rule as in meta_namespace_keys, which applies it to many objects).
-    if type(obj) is dict:
-        metadata = obj.get("metadata")
-        if type(metadata) is dict:
-            name = metadata.get("name")
-            if type(name) is str and name:
-                namespace = metadata.get("namespace")
-                if type(namespace) is str and namespace:
-                    return f"{namespace}/{name}"
-                if namespace is None or namespace == "":
-                    return name
+    key = object_key(obj)  # decoded JSON: the common case
+    if key is not None:
+        return key
     name = get_name(obj)
     namespace = _field(_metadata(obj), "namespace", "namespace")
     if namespace is None or namespace == "":
@@ -190,31 +178,14 @@ def meta_namespace_keys(objs: Iterable[Any], key_func: KeyFunc = meta_namespace_
 
     The key of a plain ``dict`` object whose ``metadata`` is a dict with a
     non-empty string ``name`` and a string (or absent) ``namespace`` -- every
-    object the API sends -- is made inline, without a call per object: this is
-    the fast path of :func:`meta_namespace_key` for many objects at once (the
-    two are checked against each other by a property test). ``key_func`` is
+    object the API sends -- is made inline, without a call per object
+    (:func:`informers.wire.fastpath.object_keys`). ``key_func`` is
     called for every other object, and must agree with
     :func:`meta_namespace_key` on plain-dict objects
     (:func:`meta_namespace_key` and :func:`deletion_handling_meta_namespace_key`
     do). What ``key_func`` raises propagates.
     """
-    keys: list[str] = []
-    append = keys.append
-    for obj in objs:
-        if type(obj) is dict:
-            metadata = obj.get("metadata")
-            if type(metadata) is dict:
-                name = metadata.get("name")
-                if type(name) is str and name:
-                    namespace = metadata.get("namespace")
-                    if type(namespace) is str and namespace:
-                        append(f"{namespace}/{name}")
-                        continue
-                    if namespace is None or namespace == "":
-                        append(name)
-                        continue
-        append(key_func(obj))
-    return keys
+    return object_keys(objs, key_func)
 
 
 def split_meta_namespace_key(key: str) -> tuple[str, str]:

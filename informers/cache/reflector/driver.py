@@ -54,8 +54,8 @@ from informers.cache.reflector.machine import (
     WatchEvent,
     Watching,
     WatchOpenError,
+    _watch_event_step,
     step,
-    watch_event_step,
 )
 from informers.cache.reflector.watchdog import ProgressWatchdog
 from informers.errors import WatchDecodeError, WatchStalledError, permanent_failure_hint
@@ -624,7 +624,7 @@ class Reflector:
     def _next_from_stream(self, state: ReflectorState, stop: threading.Event) -> Input:
         """The next input from the open watch. While ``state`` is
         :class:`~informers.cache.reflector.machine.Watching`, the common events are
-        applied here (:func:`~informers.cache.reflector.machine.watch_event_step`
+        applied here (``informers.cache.reflector.machine._watch_event_step``
         decides them: exactly what :meth:`_transition` would do, without
         building the input, the action tuple and the match), each published
         as its own transition after its store call, as :meth:`_transition`
@@ -648,7 +648,7 @@ class Reflector:
             self._progress += 1
             if type(state) is not Watching:
                 return WatchEvent(event)
-            decided = watch_event_step(state, event)
+            decided = _watch_event_step(state, event)
             if decided is None:
                 return WatchEvent(event)
             state, action, obj = decided

@@ -27,6 +27,7 @@ from informers.errors import (
     is_connection_refused,
 )
 from informers.rest.listwatch import ListOptions
+from informers.wire.fastpath import named_items, watch_event
 
 __all__ = [
     "INITIAL_EVENTS_END_ANNOTATION",
@@ -66,7 +67,6 @@ __all__ = [
     "WatchOpenError",
     "Watching",
     "step",
-    "watch_event_step",
 ]
 
 #: The annotation on the bookmark that ends the initial events of a streaming list.
@@ -510,18 +510,7 @@ def _decode_error(config: ReflectorConfig, problem: str) -> WatchDecodeError:
 def _invalid_item(items: Sequence[Any]) -> int | None:
     """The index of the first item without a string ``metadata.name`` (or
     with a ``metadata.namespace`` that is neither null nor a string), or None."""
-    # Fast path: decoded JSON is plain dicts, checked with cheap type tests;
-    # anything else takes the general Mapping checks below.
-    for item in items:
-        if type(item) is not dict:
-            break
-        meta = item.get("metadata")
-        if type(meta) is not dict or type(meta.get("name")) is not str:
-            break
-        namespace = meta.get("namespace")
-        if namespace is not None and type(namespace) is not str:
-            break
-    else:
+    if named_items(items):  # decoded JSON: every item is plain and named
         return None
     for i, item in enumerate(items):
         meta = item.get("metadata") if isinstance(item, Mapping) else None
@@ -693,7 +682,7 @@ def _step_streaming(state: Streaming, inp: Input, config: ReflectorConfig) -> St
     return state, ()
 
 
-def watch_event_step(state: Watching, event: object) -> tuple[Watching, str, Any] | None:
+def _watch_event_step(state: Watching, event: object) -> tuple[Watching, str, Any] | None:
     """The common case of ``step(state, WatchEvent(event), config)``, without
     building the input and the action: for a well-formed ``ADDED``,
     ``MODIFIED``, ``DELETED`` or ``BOOKMARK`` event of plain decoded JSON
@@ -708,30 +697,11 @@ def watch_event_step(state: Watching, event: object) -> tuple[Watching, str, Any
 
     The driver calls it for every watch event; a property test holds it to
     :func:`step`. Pure, like :func:`step`."""
-    if type(event) is not dict:
+    recognised = watch_event(event)
+    if recognised is None:
         return None
-    etype = event.get("type")
-    obj = event.get("object")
-    if type(obj) is not dict or type(etype) is not str or etype not in _FAST_EVENT_TYPES:
-        return None
-    meta = obj.get("metadata")
-    if type(meta) is not dict:
-        return None
-    rv = meta.get("resourceVersion")
-    if type(rv) is not str:
-        return None
-    if etype == "BOOKMARK":
-        if not rv:
-            return None  # malformed: step reports it
-        action = etype
-    else:
-        name = meta.get("name")
-        if type(name) is not str or not name:
-            return None
-        namespace = meta.get("namespace")
-        if namespace is not None and type(namespace) is not str:
-            return None
-        action = etype
+    etype, obj, rv = recognised
+    action = etype
     if not rv:
         return _watching(state.mem, state.rv, state.events + 1), action, obj
     if state.rv and not _newer(rv, state.rv):
@@ -743,7 +713,7 @@ def watch_event_step(state: Watching, event: object) -> tuple[Watching, str, Any
 # __init__: a frozen dataclass sets each field through object.__setattr__,
 # which looks the slot up again on every call; setting the slots through
 # their descriptors builds the same frozen object in less than half the time.
-# Equal to the constructor's result (the property test of watch_event_step
+# Equal to the constructor's result (the property test of _watch_event_step
 # compares them with step's).
 _new = object.__new__
 _MEMORY_SLOTS = tuple(Memory.__dict__[name].__set__ for name in Memory.__slots__)
@@ -773,10 +743,6 @@ def _watching(mem: Memory, rv: str, events: int) -> Watching:
     set_rv(new, rv)
     set_events(new, events)
     return new
-
-
-#: The event types :func:`watch_event_step` decides itself.
-_FAST_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
 
 
 def _step_watching(state: Watching, inp: Input, config: ReflectorConfig) -> Step:

@@ -14,6 +14,10 @@ with ``openssl``) and requires bearer tokens (``tokens=``, with an optional
 real server with anonymous authentication off does. It binds to loopback
 unless told otherwise, and logs a WARNING when it is not.
 
+Its field tables say, as the API server's registry does, which fields a
+``fieldSelector`` may use for each resource (:func:`supported_fields`; any
+other is a 400) and an object's values for them (:func:`object_fields`).
+
 Thread-safety: every public method may be called from any thread while the
 server runs. Objects returned are fresh copies owned by the caller.
 """
@@ -30,6 +34,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from informers.testing.apiserver._fields import object_fields, supported_fields
 from informers.testing.apiserver._kubeconfig import DEFAULT_NAME, DUMMY_TOKEN, write_kubeconfig
 from informers.testing.apiserver._security import (
     Access,
@@ -53,6 +58,8 @@ __all__ = [
     "TLSConfig",
     "generate_self_signed",
     "is_loopback_address",
+    "object_fields",
+    "supported_fields",
 ]
 
 log = logging.getLogger(__name__)

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from informers.errors import SelectorParseError
 from informers.testing.apiserver import _discovery, _patch, _scale, _status
+from informers.testing.apiserver._fields import object_fields, supported_fields
 from informers.testing.apiserver._security import Security, request_access, unauthorized
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import (
@@ -43,8 +44,12 @@ from informers.testing.apiserver._storage import (
 )
 from informers.testing.apiserver.apply import endpoint as _fields
 from informers.wire.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
-from informers.wire.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
-from informers.wire.selectors.shard import SHARD_INFO_FIELD, ShardSelector
+from informers.wire.selectors import (
+    SHARD_INFO_FIELD,
+    FieldSelector,
+    LabelSelector,
+    ShardSelector,
+)
 
 __all__ = ["FaultState", "HTTPServer", "Handler"]
 

@@ -1,7 +1,33 @@
-"""The implementation of :mod:`informers.toolkit.sharding.selector` (KEP-5866
-``shardSelector``), kept outside the :mod:`informers.toolkit.sharding` package so
-that :mod:`informers.rest.listwatch` and the emulator, which the package builds
-on, can use it. Read the documentation there; import it from there.
+"""The shard selector of KEP-5866: server-side sharded list and watch.
+
+Kubernetes 1.36 added, as an alpha feature behind the ``ShardedListAndWatch``
+feature gate (off by default), a ``shardSelector`` query parameter on list
+and watch requests. Its value is one or more hash ranges joined by ``||``::
+
+    shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')
+    shardRange(object.metadata.uid, '0x0', '0x4000000000000000') ||
+        shardRange(object.metadata.uid, '0x8000000000000000', '0xc000000000000000')
+
+The server hashes the named field of every object with 64-bit FNV-1a (over
+the field's UTF-8 bytes) and keeps the objects whose hash ``h`` falls in one
+of the ranges, ``start <= h < end``; bounds are single-quoted hexadecimal
+literals with a ``0x`` prefix over the space ``[0, 2**64)`` (the upper bound
+``'0x10000000000000000'`` is 2**64 itself). The fields are
+``object.metadata.uid`` and ``object.metadata.namespace``, and every range
+of one selector names the same field. A server that honours the selector
+echoes it in the list's ``metadata.shardInfo.selector``; one without the
+feature ignores the parameter and sends everything (no ``shardInfo``), so a
+client should be ready to filter by itself (:class:`ShardSelector` matches
+objects locally, and :class:`~informers.rest.listwatch.HTTPListerWatcher` does it
+for every request that carries one).
+
+This module parses and prints selectors (:meth:`ShardSelector.parse`,
+``str()``), matches objects (:meth:`ShardSelector.matches`), and builds the
+selector of replica ``i`` of ``n`` owning one ``n``-th of the hash space
+(:func:`even_shard_selector`). :mod:`informers.toolkit.sharding.selector` re-exports
+it, with the selector of a shard on a consistent-hash ring.
+
+Everything here is pure and immutable; share it freely between threads.
 """
 
 from __future__ import annotations

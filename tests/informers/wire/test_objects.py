@@ -153,73 +153,11 @@ def test_kubernetes_client_models() -> None:
     assert get_labels(pod) == {}
 
 
-# --- meta_namespace_keys: the batch fast path agrees with meta_namespace_key ---
-
-_any_value = st.none() | st.integers() | st.text(max_size=3) | st.sampled_from(["", "web", "ns"])
-_any_metadata = (
-    st.none()
-    | st.integers()
-    | st.dictionaries(st.sampled_from(["name", "namespace", "uid"]), _any_value, max_size=3)
-)
-_any_object = (
-    st.builds(lambda m: {"metadata": m}, _any_metadata)
-    | st.just({})
-    | st.none()
-    | st.builds(lambda n, ns: DeletedFinalStateUnknown(f"{ns}/{n}", obj(n, ns)), _segment, _segment)
-    | st.builds(lambda n: SimpleNamespace(metadata=SimpleNamespace(name=n)), _any_value)
-)
-
-
-def _key_or_error(key_func: Any, item: Any) -> tuple[str, str]:
-    try:
-        return ("key", key_func(item))
-    except ObjectKeyError as err:
-        return ("error", str(err))
-
-
-@given(objects=st.lists(_any_object, max_size=6))
-def test_meta_namespace_keys_agrees_with_meta_namespace_key(objects: list[Any]) -> None:
-    for key_func in (meta_namespace_key, deletion_handling_meta_namespace_key):
-        singles = [_key_or_error(key_func, o) for o in objects]
-        if all(kind == "key" for kind, _ in singles):
-            assert meta_namespace_keys(objects, key_func) == [key for _, key in singles]
-        else:
-            first_error = next(msg for kind, msg in singles if kind == "error")
-            with pytest.raises(ObjectKeyError) as info:
-                meta_namespace_keys(iter(objects), key_func)
-            assert str(info.value) == first_error
+# --- meta_namespace_keys (its fast path is held to meta_namespace_key in
+# tests/informers/wire/test_fastpath.py)
 
 
 def test_meta_namespace_keys_defaults_to_meta_namespace_key() -> None:
     assert meta_namespace_keys([obj("a", "prod"), obj("node")]) == ["prod/a", "node"]
     with pytest.raises(ObjectKeyError, match="deletion_handling"):
         meta_namespace_keys([DeletedFinalStateUnknown("prod/a", obj("a", "prod"))])
-
-
-class _Text(str):
-    """A str subclass: not decoded JSON, so never taken by a fast path."""
-
-
-_rv_values = st.one_of(
-    st.none(), st.text(max_size=3), st.integers(), st.builds(_Text, st.text(max_size=3))
-)
-_rv_objects = st.one_of(
-    st.builds(lambda rv: {"metadata": {"resourceVersion": rv}}, _rv_values),
-    st.builds(lambda: {"metadata": {}}),
-    st.builds(lambda meta: {"metadata": meta}, st.one_of(st.none(), st.integers(), st.text())),
-    st.builds(
-        lambda rv: SimpleNamespace(metadata=SimpleNamespace(resource_version=rv)), _rv_values
-    ),
-    st.none(),
-)
-
-
-@given(_rv_objects)
-def test_get_resource_version_fast_path_agrees_with_the_general_rule(obj: Any) -> None:
-    # The general rule: metadata.resourceVersion when it is a string, else "".
-    meta = obj.get("metadata") if isinstance(obj, dict) else getattr(obj, "metadata", None)
-    if isinstance(meta, dict):
-        value = meta.get("resourceVersion")
-    else:
-        value = getattr(meta, "resource_version", None)
-    assert get_resource_version(obj) == (value if isinstance(value, str) else "")

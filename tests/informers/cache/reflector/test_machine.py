@@ -47,8 +47,8 @@ from informers.cache.reflector.machine import (
     Watching,
     WatchOpenError,
     _newer,
+    _watch_event_step,
     step,
-    watch_event_step,
 )
 from informers.errors import (
     ApiError,
@@ -717,7 +717,7 @@ def _ev(etype: str, name: Any = "a", namespace: Any = "ns", rv: Any = "11") -> d
     _raw_events(),
 )
 def test_the_event_fast_path_decides_as_step_does(state: Watching, event: Any) -> None:
-    decided = watch_event_step(state, event)
+    decided = _watch_event_step(state, event)
     if decided is None:
         return  # the driver asks step(): nothing to compare
     nxt, action, obj = decided
@@ -731,10 +731,10 @@ def test_the_event_fast_path_decides_as_step_does(state: Watching, event: Any) -
 def test_the_event_fast_path_takes_every_well_formed_event(etype: str) -> None:
     # (so that the property above compares something)
     state = watching("10")
-    assert watch_event_step(state, {"type": etype, "object": pod("a", "11")}) is not None
-    assert watch_event_step(state, {"type": etype, "object": pod("a", "9")}) == (state, "", ANY)
-    assert watch_event_step(state, {"type": "ERROR", "object": pod("a", "11")}) is None
-    assert watch_event_step(state, WatchEvent({"type": etype})) is None
+    assert _watch_event_step(state, {"type": etype, "object": pod("a", "11")}) is not None
+    assert _watch_event_step(state, {"type": etype, "object": pod("a", "9")}) == (state, "", ANY)
+    assert _watch_event_step(state, {"type": "ERROR", "object": pod("a", "11")}) is None
+    assert _watch_event_step(state, WatchEvent({"type": etype})) is None
 
 
 def test_a_unicode_digit_rv_is_not_compared_as_a_number() -> None:
