@@ -1,6 +1,6 @@
 # Every closure in a loop here is called within its iteration (a measurement):
 # ruff: noqa: B023
-"""The compact storage option (:class:`informers.compact.CompactStore`) at a
+"""The compact storage option (:class:`informers.cache.compact.CompactStore`) at a
 million pods, side by side with the default dict cache (:class:`Indexer`).
 
     python -m benchmarks.bench_compact                    # codecs, 100k both stores, 1M compact
@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from informers import _json
-from informers.compact import CompactStore, JSONCodec, ZlibCodec, available_codecs
+from informers.cache.compact import CompactStore, JSONCodec, ZlibCodec, available_codecs
 from informers.objects import NAMESPACE_INDEX, get_labels, namespace_index
 from informers.store import Indexer
 from informers.transforms import strip_managed_fields

@@ -87,7 +87,7 @@ from informers import (
     get_labels,
     namespace_index,
 )
-from informers.compact import CompactStore
+from informers.cache.compact import CompactStore
 from informers.resources import PODS
 
 # Each may be missing (the ``bench`` extra); imported where used, so that a
@@ -753,7 +753,7 @@ def _mem_fill(contender: str, url: str, kubeconfig: Path, n: int) -> Any:
         config = kubernetes.client.Configuration()
         config.host = url
         client = kubernetes.client.ApiClient(config)
-        # The compact storage option (informers.compact): objects kept encoded.
+        # The compact storage option (informers.cache.compact): objects kept encoded.
         store = CompactStore if contender == OURS_COMPACT else None
         inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods", store=store)
         inf.start()

@@ -7,6 +7,9 @@ cache and every consumer: never mutate what the library hands you.
 
 from __future__ import annotations
 
+# --- the store protocols (informers.cache.protocols) ---
+from informers.cache.protocols import IndexedStore, KeyListerGetter, Store
+
 # --- errors (informers.errors) ---
 from informers.errors import (
     AlreadyExistsError,
@@ -40,7 +43,7 @@ from informers.errors import (
 from informers.factory import SharedInformerFactory
 
 # --- in-order delta queue (informers.fifo) ---
-from informers.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO, Relist
+from informers.fifo import Delta, DeltaType, RealFIFO, Relist
 from informers.informer import (
     FilteringResourceEventHandler,
     ResourceEventHandler,
@@ -85,7 +88,7 @@ from informers.resources import Resource
 from informers.selectors import FieldSelector, LabelSelector
 
 # --- the indexed store (informers.store) ---
-from informers.store import IndexedStore, Indexer, Store, ThreadSafeStore
+from informers.store import Indexer, ThreadSafeStore
 
 # --- the raw HTTP path to the API server (informers.transport) ---
 from informers.transport import ApiClientTransport, Transport

@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 from informers import resources as _res
+from informers.cache.protocols import StoreFactory
 from informers.clock import REAL_CLOCK, Clock
 from informers.discovery import discover_resource
 from informers.errors import (
@@ -26,7 +27,7 @@ from informers.errors import (
     permanent_failure_hint,
 )
 from informers.fifo import TransformFunc
-from informers.informer import SharedIndexInformer, StoreFactory
+from informers.informer import SharedIndexInformer
 from informers.listers import Lister
 from informers.listwatch import HTTPListerWatcher, ListOptions
 from informers.objects import NAMESPACE_INDEX, namespace_index
@@ -61,9 +62,9 @@ class SharedInformerFactory:
     :param transform: set on every informer (see
         :meth:`SharedIndexInformer.set_transform`).
     :param store: builds every informer's cache (see
-        :class:`~informers.informer.StoreFactory`; default the dict-based
+        :class:`~informers.cache.protocols.StoreFactory`; default the dict-based
         :class:`~informers.store.Indexer`). ``store=CompactStore`` keeps
-        objects encoded (:mod:`informers.compact`); pair it with
+        objects encoded (:mod:`informers.cache.compact`); pair it with
         ``transform=strip_managed_fields`` for the smallest cache.
     """
 

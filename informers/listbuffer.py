@@ -7,7 +7,7 @@ way when the cache keeps decoded objects too (the default
 :class:`~informers.store.Indexer`: the same dicts end up in the cache).
 
 A cache that keeps its objects in another form (the compact store,
-:mod:`informers.compact`, keeps them encoded) can offer a :class:`ListBuffer`
+:mod:`informers.cache.compact`, keeps them encoded) can offer a :class:`ListBuffer`
 instead: it takes each page as it arrives and keeps it in the cache's own
 form, so the decoded page can die at once and a list never exists decoded in
 full. Once the list is complete, :meth:`ListBuffer.finish` turns the buffer
@@ -30,7 +30,7 @@ How the parts meet (all optional; without them nothing changes):
   :class:`PreparedList` to ``store.replace``;
 * the informer applies a relist whose objects are a :class:`PreparedList`
   through the cache's ``replace_prepared`` (see
-  :class:`~informers.compact.CompactStore`).
+  :class:`~informers.cache.compact.CompactStore`).
 
 :class:`Deferred` is the value a notification carries when the object is
 decoded only when a handler receives it.

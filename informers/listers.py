@@ -16,9 +16,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from informers.cache.protocols import IndexedStore
 from informers.objects import NAMESPACE_INDEX, get_labels, get_namespace
 from informers.selectors import LabelSelector
-from informers.store import IndexedStore
 
 __all__ = ["Lister", "NamespaceLister", "Selector"]
 

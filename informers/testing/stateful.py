@@ -33,6 +33,7 @@ from hypothesis.stateful import (
     rule,
 )
 
+from informers.cache.protocols import IndexedStore
 from informers.errors import (
     IndexConflictError,
     IndexFunctionError,
@@ -47,7 +48,7 @@ from informers.objects import (
     meta_namespace_key,
     namespace_index,
 )
-from informers.store import IndexedStore, Indexer
+from informers.store import Indexer
 
 __all__ = [
     "INDEX_FUNCTIONS",

@@ -12,8 +12,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from informers.compact import CompactStore
-from informers.informer import SharedIndexInformer, StoreFactory
+from informers.cache.compact import CompactStore
+from informers.cache.protocols import StoreFactory
+from informers.informer import SharedIndexInformer
 from informers.objects import DeletedFinalStateUnknown, meta_namespace_key
 from informers.reflector import BackoffManager, ReflectorConfig
 from informers.testing.fake import FakeListerWatcher, FakeWatch

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from informers import IndexFunctionError, ObjectEncodeError, SharedIndexInformer
-from informers.compact import CompactStore, EncodedList, JSONCodec
+from informers.cache.compact import CompactStore, EncodedList, JSONCodec
 from informers.fifo import RealFIFO, Relist
 from informers.listbuffer import Deferred, PreparedList
 from informers.objects import DeletedFinalStateUnknown, get_labels, meta_namespace_key

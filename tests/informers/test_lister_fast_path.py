@@ -19,10 +19,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from informers import Indexer, Lister, namespace_index
+from informers.cache.protocols import IndexedStore
 from informers.errors import InformersError
 from informers.objects import NAMESPACE_INDEX, DeletedFinalStateUnknown, get_labels, get_namespace
 from informers.selectors import LabelRequirement, LabelSelector, Operator
-from informers.store import IndexedStore
 
 # ------------------------------------------------------------------ the model
 # LabelRequirement.matches, LabelSelector.matches and the listers' filtering

@@ -1,4 +1,4 @@
-"""The compact storage option (informers.compact): codecs, the store against
+"""The compact storage option (informers.cache.compact): codecs, the store against
 the default Indexer and against the shared store state machine, the LRU's
 bound and order, and the informer end to end over the emulator."""
 
@@ -29,7 +29,7 @@ from informers import (
     SharedInformerFactory,
     UnknownIndexError,
 )
-from informers.compact import (
+from informers.cache.compact import (
     DEFAULT_HOT_OBJECTS,
     KUBERNETES_DICTIONARY,
     Codec,
@@ -39,8 +39,8 @@ from informers.compact import (
     ZlibCodec,
     available_codecs,
 )
+from informers.cache.protocols import InformerStore
 from informers.errors import ObjectEncodeError
-from informers.informer import InformerStore
 from informers.listers import Lister
 from informers.listwatch import HTTPListerWatcher
 from informers.objects import NAMESPACE_INDEX, IndexFunc, KeyFunc, get_labels, namespace_index

@@ -1,0 +1,1 @@
+"""Cache layer of kube-informers (see docs/concepts/architecture)."""
