@@ -147,13 +147,21 @@ class StoreIndex:
     Not thread-safe: the owning store guards it with its lock. Invariants:
     never an empty key set; ``key in indices[n][v]`` exactly when ``v in
     values[n][key]``; a key indexed under no value in an index is absent
-    from ``values[n]``. Objects indexed under one value alone share one
-    tuple per distinct value (``singles``), not one per object.
+    from ``values[n]``.
+
+    With ``intern``, objects indexed under one value alone share one tuple
+    per distinct value (``singles``), not one per object: less memory for a
+    store whose objects are small (the compact store's blobs), for a few
+    dict operations per write that changes values.
     """
 
-    __slots__ = ("indexers", "indices", "singles", "values")
+    __slots__ = ("indexers", "indices", "intern", "singles", "values")
 
-    def __init__(self, indexers: dict[str, IndexFunc] | None = None) -> None:
+    def __init__(
+        self, indexers: dict[str, IndexFunc] | None = None, *, intern: bool = False
+    ) -> None:
+        #: Whether single values are shared (never changes).
+        self.intern = intern
         #: Index name -> function. Replaced (never mutated) when indexes are
         #: added (:meth:`merge`), so a reference read without the lock is a
         #: consistent snapshot; names are never removed, so a function once
@@ -165,10 +173,10 @@ class StoreIndex:
         self.indices: dict[str, _Index] = _Indices({name: {} for name in self.indexers})
         #: Index name -> key -> the values the key is indexed under.
         self.values: dict[str, dict[str, IndexValues]] = {name: {} for name in self.indexers}
-        #: Index name -> value -> the one-value tuple every key indexed under
-        #: that value alone shares. Holds exactly the values of ``indices[n]``
-        #: that some key holds alone (and possibly values no key holds alone
-        #: any more, until the value leaves the index).
+        #: With ``intern``: index name -> value -> the one-value tuple every
+        #: key indexed under that value alone shares. Holds the values of
+        #: ``indices[n]`` that some key holds alone (and possibly values no
+        #: key holds alone any more, until the value leaves the index).
         self.singles: dict[str, dict[str, IndexValues]] = {name: {} for name in self.indexers}
 
     @classmethod
@@ -177,11 +185,13 @@ class StoreIndex:
         indexers: dict[str, IndexFunc],
         keys: Sequence[str],
         columns: Mapping[str, Sequence[IndexValues]],
+        *,
+        intern: bool = False,
     ) -> StoreIndex:
         """A new index over distinct ``keys``: ``columns[name][i]`` is the
         values of ``keys[i]`` in index ``name`` (one column per index of
         ``indexers``, which the new index keeps as its ``indexers``)."""
-        built = cls(indexers)
+        built = cls(indexers, intern=intern)
         for name in indexers:
             index = built.indices[name]
             by_key = built.values[name]
@@ -192,7 +202,8 @@ class StoreIndex:
                 vals = computed
                 if len(vals) == 1:
                     value = vals[0]
-                    vals = shared.setdefault(value, vals)
+                    if intern:
+                        vals = shared.setdefault(value, vals)
                     present = index.get(value)
                     if present is None:
                         index[value] = {key: None}
@@ -214,16 +225,18 @@ class StoreIndex:
         indexers: dict[str, IndexFunc],
         items: Mapping[str, Any],
         on_error: Callable[[IndexFunctionError], None] | None,
+        *,
+        intern: bool = False,
     ) -> StoreIndex:
         """A new index of ``items`` (key -> object), running every index
         function on every object (see :func:`compute_index_values` for
         ``on_error``). Needs no lock: it touches no store."""
         if not indexers:
-            return cls(indexers)
+            return cls(indexers, intern=intern)
         keys = builtins.list(items)
         computed = [compute_index_values(indexers, key, items[key], on_error) for key in keys]
         columns = {name: [c[name] for c in computed] for name in indexers}
-        return cls.build(indexers, keys, columns)
+        return cls.build(indexers, keys, columns, intern=intern)
 
     # ------------------------------------------------------------------ writes
 
@@ -231,6 +244,7 @@ class StoreIndex:
         """Index ``key`` under ``computed`` (index name -> its values),
         touching only the values that changed; indexes not named keep it
         as they had it."""
+        intern = self.intern
         for name, new in computed.items():
             values = self.values[name]
             old = values.get(key, NO_VALUES)
@@ -238,7 +252,7 @@ class StoreIndex:
                 continue
             if not new:
                 del values[key]
-            elif len(new) == 1:
+            elif intern and len(new) == 1:
                 singles = self.singles[name]
                 shared = singles.get(new[0])
                 if shared is None:
@@ -269,7 +283,8 @@ class StoreIndex:
             del keys[key]
             if not keys:
                 del index[value]
-                self.singles[name].pop(value, None)
+                if self.intern:
+                    self.singles[name].pop(value, None)
         for value in new:
             present = index.get(value)
             if present is None:
@@ -362,7 +377,7 @@ def add_indexers(
         index, items = current()
         index.check_conflict(new)
         pending = dict(items)
-    building = StoreIndex(new)
+    building = StoreIndex(new, intern=index.intern)
     done: dict[str, Any] = {}
 
     def index_items(kept: Mapping[str, Any]) -> None:

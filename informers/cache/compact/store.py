@@ -127,7 +127,7 @@ class CompactStore:
         # The indexes (see StoreIndex for their invariants): replaced whole,
         # with the blobs, by a relist. Its ``indexers`` may be read without
         # the lock (replaced, never mutated).
-        self._index = StoreIndex()
+        self._index = StoreIndex(intern=True)
         # --------------------------------------------------------------------
         if indexers:
             self.add_indexers(indexers)
@@ -286,7 +286,7 @@ class CompactStore:
                 raise ObjectEncodeError(key, f"{type(err).__name__}: {err}") from err
         while True:
             indexers = self._index.indexers
-            index = StoreIndex.of_objects(indexers, items, self._on_index_error)
+            index = StoreIndex.of_objects(indexers, items, self._on_index_error, intern=True)
             with self._lock:
                 if self._index.indexers is indexers:
                     self._adopt_locked(blobs, index)
@@ -409,7 +409,7 @@ class CompactStore:
             ]
             for name in extra:
                 columns[name] = [c[name] for c in computed]
-        return StoreIndex.build(indexers, [key for key, _ in rows], columns)
+        return StoreIndex.build(indexers, [key for key, _ in rows], columns, intern=True)
 
     def add(self, obj: Any) -> None:
         """Store ``obj`` under its key, replacing any object with that key."""
