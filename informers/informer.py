@@ -109,7 +109,7 @@ class SharedIndexInformer:
         objects encoded (:mod:`informers.cache.compact`, for very large
         caches). A store that offers list buffers (a
         :class:`~informers.cache.protocols.PreparedListStore`, as
-        :class:`~informers.cache.compact.CompactStore` is) gets every list
+        :class:`~informers.cache.compact.store.CompactStore` is) gets every list
         collected in its own form, page by page, and
         its relists' notifications decoded only as handlers receive them
         (:mod:`informers.listbuffer`): a list never exists decoded in full.

@@ -5,7 +5,7 @@ indexed under, and how index and key functions are run and checked.
 :class:`StoreIndex` holds the indexes of one store;
 :class:`~informers.store.ThreadSafeStore` (and so
 :class:`~informers.store.Indexer`) and
-:class:`~informers.cache.compact.CompactStore` each own one and differ only
+:class:`~informers.cache.compact.store.CompactStore` each own one and differ only
 in how they keep the items. :func:`add_indexers` registers indexes in a
 store that holds objects already; :func:`compute_index_values` and
 :func:`checked_index_values` run index functions and turn their failures

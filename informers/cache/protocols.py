@@ -10,7 +10,7 @@ What each part of the machinery needs from the store it writes or reads:
   :class:`~informers.SharedIndexInformer` writes, an :class:`IndexedStore`
   with the keyed layer the informer loop writes through;
   :class:`StoreFactory` builds one (:class:`~informers.store.Indexer` and
-  :class:`~informers.cache.compact.CompactStore` are both).
+  :class:`~informers.cache.compact.store.CompactStore` are both).
 * :class:`ReflectorStore`: what a reflector writes to (the delta queue,
   :class:`~informers.fifo.RealFIFO`, or any :class:`Store`).
 * :class:`KeyListerGetter`: what the delta queue reads from the consumer's
@@ -125,7 +125,7 @@ class InformerStore(IndexedStore, Protocol):
     """The cache an informer writes: an :class:`IndexedStore` plus the keyed
     layer the informer loop writes through (one key computation and one lock
     per change), as :class:`~informers.store.Indexer` and
-    :class:`~informers.cache.compact.CompactStore` provide it. Every method
+    :class:`~informers.cache.compact.store.CompactStore` provide it. Every method
     is thread-safe; the contracts are
     :class:`~informers.store.ThreadSafeStore`'s.
     """
@@ -153,7 +153,7 @@ class StoreFactory(Protocol):
     """Builds an informer's cache: called once, with keywords only, as
     ``factory(indexers=..., on_index_error=...)``. The
     :class:`~informers.store.Indexer` class itself (the default) and
-    :class:`~informers.cache.compact.CompactStore` are store factories, and
+    :class:`~informers.cache.compact.store.CompactStore` are store factories, and
     so is a :func:`functools.partial` of either with more options."""
 
     def __call__(
@@ -202,7 +202,7 @@ class KeyListerGetter(Protocol):
 class KeyFuncStore(Protocol):
     """A store that tells the key function it keys objects with
     (:class:`~informers.store.Indexer`,
-    :class:`~informers.cache.compact.CompactStore`). The informer reuses the
+    :class:`~informers.cache.compact.store.CompactStore`). The informer reuses the
     delta queue's keys for plain-dict objects when that function keys them
     as the queue's does."""
 
@@ -224,7 +224,7 @@ class ListBufferSource(Protocol):
 @runtime_checkable
 class PreparedListStore(Protocol):
     """A cache that collects lists in its own form
-    (:class:`~informers.cache.compact.CompactStore`): it makes list buffers
+    (:class:`~informers.cache.compact.store.CompactStore`): it makes list buffers
     that apply a transform to each item, and adopts the
     :class:`~informers.listbuffer.PreparedList` they finish as its whole
     content. The informer gives such a store's ``new_list_buffer`` to its

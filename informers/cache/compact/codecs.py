@@ -1,6 +1,8 @@
-"""The codecs a :class:`~informers.cache.compact.CompactStore` keeps objects
-in: :class:`Codec` (the protocol), :class:`ZlibCodec` (the default),
-:class:`JSONCodec` and :class:`MsgpackCodec`.
+"""The codecs a :class:`~informers.cache.compact.store.CompactStore` keeps
+objects in: :class:`~informers.cache.compact.codecs.Codec` (the protocol),
+:class:`~informers.cache.compact.codecs.ZlibCodec` (the default),
+:class:`~informers.cache.compact.codecs.JSONCodec` and
+:class:`~informers.cache.compact.codecs.MsgpackCodec`.
 
 A codec must give back an object equal to the one it encoded for every JSON
 document (dicts with string keys, lists, strings, integers, floats, booleans,
@@ -29,7 +31,8 @@ __all__ = ["Codec", "JSONCodec", "MsgpackCodec", "ZlibCodec", "available_codecs"
 
 @runtime_checkable
 class Codec(Protocol):
-    """How a :class:`CompactStore` turns an object into bytes and back.
+    """How a :class:`~informers.cache.compact.store.CompactStore` turns an object
+    into bytes and back.
 
     ``decode(encode(obj)) == obj`` for every JSON document ``obj``. ``encode``
     raises :class:`TypeError` or :class:`ValueError` for an object it cannot
@@ -97,13 +100,13 @@ class ZlibCodec:
 
     :param level: zlib's level (1 fastest .. 9 smallest; the default 6).
     :param dictionary: zlib's preset dictionary (``zdict``); default
-        :data:`KUBERNETES_DICTIONARY`. ``b""`` compresses with none. A
-        dictionary of objects like the ones cached shrinks them most (see
-        :meth:`with_samples`).
+        :data:`~informers.cache.compact.dictionary.KUBERNETES_DICTIONARY`. ``b""``
+        compresses with none. A dictionary of objects like the ones cached shrinks
+        them most (see :meth:`with_samples`).
 
     About a third to a sixth of the JSON's size, for one decompression more
-    per decode than :class:`JSONCodec`. Thread-safe (every call uses its own
-    zlib stream).
+    per decode than :class:`~informers.cache.compact.codecs.JSONCodec`.
+    Thread-safe (every call uses its own zlib stream).
     """
 
     name = "zlib"
@@ -119,9 +122,10 @@ class ZlibCodec:
 
     @classmethod
     def with_samples(cls, samples: Iterable[Any], level: int = 6) -> ZlibCodec:
-        """A codec whose preset dictionary is :data:`KUBERNETES_DICTIONARY`
-        followed by the JSON of ``samples`` (a few objects like the ones to be
-        cached, e.g. a first page of a list; the last 32 KiB count)."""
+        """A codec whose preset dictionary is
+        :data:`~informers.cache.compact.dictionary.KUBERNETES_DICTIONARY` followed by
+        the JSON of ``samples`` (a few objects like the ones to be cached, e.g. a
+        first page of a list; the last 32 KiB count)."""
         text = b"".join(_json_dumps(obj) for obj in samples)
         return cls(level, KUBERNETES_DICTIONARY + text)
 

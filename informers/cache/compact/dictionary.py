@@ -1,5 +1,6 @@
-"""The preset dictionary :class:`~informers.cache.compact.ZlibCodec`
-compresses Kubernetes objects with (:data:`KUBERNETES_DICTIONARY`): the JSON
+"""The preset dictionary :class:`~informers.cache.compact.codecs.ZlibCodec`
+compresses Kubernetes objects with
+(:data:`~informers.cache.compact.dictionary.KUBERNETES_DICTIONARY`): the JSON
 of made-up objects written with the field names and values real objects
 repeat. Pure data; computed once, at import."""
 

@@ -1,7 +1,7 @@
-"""The list buffers of a :class:`~informers.cache.compact.CompactStore`
+"""The list buffers of a :class:`~informers.cache.compact.store.CompactStore`
 (see :mod:`informers.listbuffer`): a list collected page by page in the
-store's form (:class:`EncodedList`), so that it never exists decoded in
-full."""
+store's form (:class:`~informers.cache.compact.lists.EncodedList`), so that it
+never exists decoded in full."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ __all__ = ["EncodedList"]
 class _Unencodable:
     """A buffered object the codec could not encode: kept as it is, so that
     adopting the list raises :class:`~informers.ObjectEncodeError` as
-    :meth:`~informers.cache.compact.CompactStore.replace_items` would, changing nothing."""
+    :meth:`~informers.cache.compact.store.CompactStore.replace_items` would, changing nothing."""
 
     __slots__ = ("error", "obj")
 
@@ -34,11 +34,12 @@ class _Unencodable:
 
 
 class EncodedList(PreparedList):
-    """A complete list kept as a :class:`~informers.cache.compact.CompactStore` keeps objects: the
-    blobs and the index values computed when each item arrived (see
-    :meth:`~informers.cache.compact.CompactStore.new_list_buffer`). Made
+    """A complete list kept as a
+    :class:`~informers.cache.compact.store.CompactStore` keeps objects: the blobs
+    and the index values computed when each item arrived (see
+    :meth:`~informers.cache.compact.store.CompactStore.new_list_buffer`). Made
     only by the store's list buffer; adopted, not re-encoded, by
-    :meth:`~informers.cache.compact.CompactStore.replace_prepared`. Items
+    :meth:`~informers.cache.compact.store.CompactStore.replace_prepared`. Items
     read from it are decoded on every read. Immutable."""
 
     __slots__ = ("_blobs", "_decode", "_keys", "_rvs", "errors", "names", "store", "values")
@@ -95,10 +96,10 @@ class EncodedList(PreparedList):
 
 class _CompactListBuffer:
     """A :class:`~informers.listbuffer.ListBuffer` of a
-    :class:`~informers.cache.compact.CompactStore`: each item is
-    transformed, keyed, encoded and indexed as it is put, and only the blob,
-    the index values and the resource version are kept. Used by one thread
-    (the reflector's)."""
+    :class:`~informers.cache.compact.store.CompactStore`: each item is
+    transformed, keyed, encoded and indexed as it is put, and only the blob, the
+    index values and the resource version are kept. Used by one thread (the
+    reflector's)."""
 
     def __init__(
         self,

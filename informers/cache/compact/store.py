@@ -1,6 +1,6 @@
-"""The :class:`CompactStore`: an indexed store that keeps its objects
-encoded, with an LRU of decoded hot objects (see :mod:`informers.cache.compact`
-for when to choose it, and what it costs)."""
+"""The :class:`~informers.cache.compact.store.CompactStore`: an indexed store
+that keeps its objects encoded, with an LRU of decoded hot objects (see
+:mod:`informers.cache.compact` for when to choose it, and what it costs)."""
 
 from __future__ import annotations
 
@@ -60,9 +60,11 @@ class CompactStore:
     :param on_index_error: as for :class:`~informers.store.Indexer`: an
         object an index function fails on is stored anyway, in no value of
         that index, and the error is reported (outside the lock).
-    :param codec: how objects are encoded (default :class:`ZlibCodec`).
+    :param codec: how objects are encoded (default
+        :class:`~informers.cache.compact.codecs.ZlibCodec`).
     :param hot_objects: how many decoded objects the LRU keeps (default
-        :data:`DEFAULT_HOT_OBJECTS`; 0 keeps none and decodes every read).
+        :data:`~informers.cache.compact.store.DEFAULT_HOT_OBJECTS`; 0 keeps none and
+        decodes every read).
 
     Contract: everything :class:`~informers.store.Indexer` promises (atomic
     writes and relists, lists the caller owns, read-only objects, key and
@@ -306,9 +308,10 @@ class CompactStore:
         index values and resource version are kept, so a list being
         collected never exists decoded in full. Its
         :meth:`~informers.listbuffer.ListBuffer.finish` gives an
-        :class:`EncodedList` for :meth:`replace_prepared`. The informer
-        collects its lists in these (see :mod:`informers.listbuffer`).
-        The buffer is used by one thread; making it takes no lock."""
+        :class:`~informers.cache.compact.lists.EncodedList` for
+        :meth:`replace_prepared`. The informer collects its lists in these (see
+        :mod:`informers.listbuffer`). The buffer is used by one thread; making it
+        takes no lock."""
         return _CompactListBuffer(self, transform, self._index.indexers, self._plain_dicts)
 
     def replace_prepared(
