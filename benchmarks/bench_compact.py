@@ -1,6 +1,6 @@
 # Every closure in a loop here is called within its iteration (a measurement):
 # ruff: noqa: B023
-"""The compact storage option (:class:`informers.cache.compact.CompactStore`) at a
+"""The compact storage option (:class:`informers.cache.compact.store.CompactStore`) at a
 million pods, side by side with the default dict cache (:class:`Indexer`).
 
     python -m benchmarks.bench_compact                    # codecs, 100k both stores, 1M compact

@@ -11,7 +11,7 @@ from __future__ import annotations
 from informers.cache.factory import SharedInformerFactory
 
 # --- in-order delta queue (informers.cache.fifo) ---
-from informers.cache.fifo import Delta, DeltaType, KeyListerGetter, RealFIFO, Relist
+from informers.cache.fifo import Delta, DeltaType, RealFIFO, Relist
 from informers.cache.informer import (
     FilteringResourceEventHandler,
     ResourceEventHandler,
@@ -20,10 +20,13 @@ from informers.cache.informer import (
     SharedIndexInformer,
 )
 from informers.cache.listers import Lister, NamespaceLister
+
+# --- the store protocols (informers.cache.protocols) ---
+from informers.cache.protocols import IndexedStore, KeyListerGetter, Store
 from informers.cache.reflector import Reflector, ReflectorConfig
 
 # --- the indexed store (informers.cache.store) ---
-from informers.cache.store import IndexedStore, Indexer, Store, ThreadSafeStore
+from informers.cache.store import Indexer, ThreadSafeStore
 from informers.cache.wait import wait_for_cache_sync
 
 # --- errors (informers.errors) ---
@@ -99,12 +102,6 @@ from informers.wire.resources import Resource
 
 # --- label and field selectors (informers.wire.selectors) ---
 from informers.wire.selectors import FieldSelector, LabelSelector
-
-# --- the indexed store (informers.cache.store) ---
-
-# --- the raw HTTP path to the API server (informers.rest.transport) ---
-
-# --- label and field selectors (informers.wire.selectors) ---
 
 __version__ = "0.1.0.dev0"
 

@@ -160,7 +160,7 @@ class IndexFunctionError(IndexerError):
 
 
 class ObjectEncodeError(IndexerError, TypeError):
-    """An object cannot be encoded by a :class:`~informers.cache.compact.CompactStore`'s
+    """An object cannot be encoded by a :class:`~informers.cache.compact.store.CompactStore`'s
     codec (it is not a JSON document: a value of another type, a key that is
     not a string, an integer out of the codec's range). The store was left
     unchanged; ``__cause__`` holds the codec's error."""

@@ -236,15 +236,17 @@ REFLECTOR_ALL = {
 
 def test_informers_reflector_all_is_pinned() -> None:
     import informers.cache.reflector
+    from informers.cache import protocols
     from informers.cache.reflector import config, driver, machine
 
     assert set(informers.cache.reflector.__all__) == REFLECTOR_ALL
     assert len(informers.cache.reflector.__all__) == len(REFLECTOR_ALL), (
         "duplicate names in __all__"
     )
-    # Each name has one home module, and the package re-exports that object.
+    # Each name has one home module (the store protocol's is the cache's
+    # protocols module), and the package re-exports that object.
     for name in REFLECTOR_ALL:
-        homes = [m for m in (config, driver, machine) if name in m.__all__]
+        homes = [m for m in (config, driver, machine, protocols) if name in m.__all__]
         assert len(homes) == 1, (name, homes)
         assert getattr(informers.cache.reflector, name) is getattr(homes[0], name)
 
@@ -518,13 +520,53 @@ COMPACT_ALL = {
 }
 
 
-def test_informers_compact_all_is_pinned() -> None:
+def test_informers_cache_compact_all_is_pinned() -> None:
     import informers.cache.compact
 
     assert set(informers.cache.compact.__all__) == COMPACT_ALL
     assert len(informers.cache.compact.__all__) == len(set(informers.cache.compact.__all__))
     for name in informers.cache.compact.__all__:
         assert getattr(informers.cache.compact, name) is not None, name
+
+
+CACHE_PROTOCOLS_ALL = {
+    "IndexedStore",
+    "InformerStore",
+    "KeyFuncStore",
+    "KeyListerGetter",
+    "ListBufferSource",
+    "PreparedListStore",
+    "ReflectorStore",
+    "Store",
+    "StoreFactory",
+}
+
+
+def test_informers_cache_protocols_all_is_pinned() -> None:
+    import informers.cache.protocols
+
+    assert set(informers.cache.protocols.__all__) == CACHE_PROTOCOLS_ALL
+    assert len(informers.cache.protocols.__all__) == len(CACHE_PROTOCOLS_ALL)
+    # The facades re-export the protocols from their one home.
+    for name in ("IndexedStore", "KeyListerGetter", "Store"):
+        assert getattr(informers, name) is getattr(informers.cache.protocols, name)
+
+
+STORE_MODULES_ALL = {
+    "informers.cache.store": {"Indexer", "ThreadSafeStore"},
+    "informers.cache.informer": {
+        "FilteringResourceEventHandler",
+        "ResourceEventHandler",
+        "ResourceEventHandlerFuncs",
+        "ResourceEventHandlerRegistration",
+        "SharedIndexInformer",
+    },
+}
+
+
+@pytest.mark.parametrize(("module", "expected"), sorted(STORE_MODULES_ALL.items()))
+def test_store_modules_all_are_pinned(module: str, expected: set[str]) -> None:
+    assert set(importlib.import_module(module).__all__) == expected
 
 
 LISTBUFFER_ALL = {"Deferred", "ListBuffer", "PreparedList"}

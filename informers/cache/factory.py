@@ -17,8 +17,9 @@ from functools import partial
 from typing import Any
 
 from informers.cache.fifo import TransformFunc
-from informers.cache.informer import SharedIndexInformer, StoreFactory
+from informers.cache.informer import SharedIndexInformer
 from informers.cache.listers import Lister
+from informers.cache.protocols import StoreFactory
 from informers.cache.reflector import ReflectorConfig
 from informers.cache.wait import pending_after_wait
 from informers.errors import (
@@ -63,7 +64,7 @@ class SharedInformerFactory:
     :param transform: set on every informer (see
         :meth:`SharedIndexInformer.set_transform`).
     :param store: builds every informer's cache (see
-        :class:`~informers.cache.informer.StoreFactory`; default the dict-based
+        :class:`~informers.cache.protocols.StoreFactory`; default the dict-based
         :class:`~informers.cache.store.Indexer`). ``store=CompactStore`` keeps
         objects encoded (:mod:`informers.cache.compact`); pair it with
         ``transform=strip_managed_fields`` for the smallest cache.

@@ -88,9 +88,11 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias, overload
+from typing import Any, TypeAlias, overload
 
+from informers.cache.keys import keys_plain_dicts
 from informers.cache.listbuffer import ListBuffer, PreparedList
+from informers.cache.protocols import KeyListerGetter
 from informers.errors import FIFOClosedError
 from informers.wire.objects import (
     DeletedFinalStateUnknown,
@@ -104,7 +106,6 @@ __all__ = [
     "Delta",
     "DeltaType",
     "Entry",
-    "KeyListerGetter",
     "ListBufferFactory",
     "PopDeltaFunc",
     "PopProcessFunc",
@@ -162,15 +163,6 @@ def _new_delta(delta_type: DeltaType, obj: Any) -> Delta:
     _DELTA_TYPE_SLOT(delta, delta_type)
     _DELTA_OBJECT_SLOT(delta, obj)
     return delta
-
-
-class KeyListerGetter(Protocol):
-    """What :class:`RealFIFO` needs from the consumer's cache: its keys, and
-    the object stored under a key (``None`` when absent)."""
-
-    def list_keys(self) -> list[str]: ...
-
-    def get_by_key(self, key: str) -> Any | None: ...
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -294,10 +286,6 @@ ListBufferFactory: TypeAlias = Callable[[TransformFunc | None], ListBuffer | Non
 #: Pending-state marker: the key's last pending change is a deletion.
 _GONE: Any = object()
 
-#: Key functions that agree with meta_namespace_key on plain-dict objects, so
-#: a relist can be keyed with meta_namespace_keys (no call per object).
-_BATCH_KEY_FUNCS: tuple[KeyFunc, ...] = (deletion_handling_meta_namespace_key, meta_namespace_key)
-
 
 class _InRelist:
     """A pending key's last object is in a queued prepared relist: found (and
@@ -385,7 +373,7 @@ class RealFIFO:
         self._list_buffer = list_buffer  # never changes
         #: No transform and a key function that keys a plain dict as
         #: meta_namespace_key does: _add_one keys such objects directly.
-        self._plain_dicts = transform is None and key_func in _BATCH_KEY_FUNCS  # never changes
+        self._plain_dicts = transform is None and keys_plain_dicts(key_func)  # never changes
         self._lock = threading.Lock()
         #: add/update/delete items not yet moved into ``_queue``: appended
         #: without the lock (a deque append is atomic), popped only under it
@@ -491,7 +479,7 @@ class RealFIFO:
             ingested = [self._ingest(obj) for obj in objects]
             keys = [key for key, _ in ingested]
             objs = tuple(obj for _, obj in ingested)
-        elif key_func in _BATCH_KEY_FUNCS:
+        elif keys_plain_dicts(key_func):
             objs = tuple(objects)
             keys = meta_namespace_keys(objs, key_func)
         else:

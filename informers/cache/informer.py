@@ -44,19 +44,34 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from cachetools import LRUCache
 
 from informers.cache import signals
-from informers.cache.fifo import Delta, DeltaType, Entry, RealFIFO, Relist, TransformFunc
+from informers.cache.fifo import (
+    Delta,
+    DeltaType,
+    Entry,
+    ListBufferFactory,
+    RealFIFO,
+    Relist,
+    TransformFunc,
+)
 from informers.cache.handlers import (
     FilteringResourceEventHandler,
     ResourceEventHandler,
     ResourceEventHandlerFuncs,
 )
+from informers.cache.keys import keys_plain_dicts
 from informers.cache.listbuffer import PreparedList
+from informers.cache.protocols import (
+    InformerStore,
+    KeyFuncStore,
+    PreparedListStore,
+    StoreFactory,
+)
 from informers.cache.reflector import BackoffManager, Reflector, ReflectorConfig, WatchErrorHandler
 from informers.cache.registration import (
     AddNotification,
@@ -71,81 +86,27 @@ from informers.cache.registration import (
     mark_library_thread,
     on_library_thread,
 )
-from informers.cache.store import IndexedStore, Indexer
+from informers.cache.store import Indexer
 from informers.errors import FIFOClosedError, IndexFunctionError, InformerStateError
 from informers.rest.listwatch import ListerWatcher
 from informers.util.clock import REAL_CLOCK, Clock
 from informers.wire.objects import (
     Indexers,
-    deletion_handling_meta_namespace_key,
     get_resource_version,
-    meta_namespace_key,
 )
 
 __all__ = [
     "FilteringResourceEventHandler",
-    "InformerStore",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
     "ResourceEventHandlerRegistration",
     "SharedIndexInformer",
-    "StoreFactory",
 ]
 
 log = logging.getLogger(__name__)
 
 #: Queue entries the informer loop processes per lock round trip.
 _BATCH = 64
-
-#: Key functions that key every plain-dict object as the delta queue's
-#: default (:func:`~informers.wire.objects.deletion_handling_meta_namespace_key`) does.
-_QUEUE_KEY_FUNCS = (meta_namespace_key, deletion_handling_meta_namespace_key)
-
-
-@runtime_checkable
-class InformerStore(IndexedStore, Protocol):
-    """The cache an informer writes: an :class:`~informers.cache.store.IndexedStore`
-    plus the keyed layer the informer loop writes through (one key
-    computation and one lock per change), as :class:`~informers.cache.store.Indexer`
-    and :class:`~informers.cache.compact.CompactStore` provide it. Every method is
-    thread-safe; the contracts are :class:`~informers.cache.store.ThreadSafeStore`'s.
-    """
-
-    def __len__(self) -> int:
-        """How many objects are stored."""
-
-    def key_of(self, obj: Any) -> str:
-        """The key of ``obj``; raises :class:`~informers.ObjectKeyError`."""
-
-    def upsert(self, key: str, obj: Any) -> Any | None:
-        """Store ``obj`` under ``key``; the object it replaced, or ``None``."""
-
-    def delete_key(self, key: str) -> Any | None:
-        """Remove and return the object under ``key`` (``None``: none)."""
-
-    def get_many(self, keys: Iterable[str]) -> list[Any | None]:
-        """The objects under ``keys`` (``None`` where absent), one snapshot."""
-
-    def replace_items(self, items: dict[str, Any], resource_version: str = "") -> None:
-        """Make ``items`` (key -> object, ownership passes) the whole content."""
-
-
-# A store may also offer, as CompactStore does, ``new_list_buffer(transform)``
-# and ``replace_prepared(prepared, rv) -> previous(key)``: the informer then
-# has lists collected in the store's own form and applies them through it
-# (see informers.cache.listbuffer). Optional, so they are not in the protocol.
-
-
-class StoreFactory(Protocol):
-    """Builds an informer's cache: called once, with keywords only, as
-    ``factory(indexers=..., on_index_error=...)``. The
-    :class:`~informers.cache.store.Indexer` class itself (the default) and
-    :class:`~informers.cache.compact.CompactStore` are store factories, and so is a
-    :func:`functools.partial` of either with more options."""
-
-    def __call__(
-        self, *, indexers: Indexers, on_index_error: Callable[[IndexFunctionError], None]
-    ) -> InformerStore: ...
 
 
 class SharedIndexInformer:
@@ -161,16 +122,19 @@ class SharedIndexInformer:
     :param reflector_config: tunables of the reflector (paging, watch-list, timeouts).
     :param clock: time source (tests inject a FakeClock).
     :param backoff: the reflector's retry backoff (default 0.8 s to 30 s).
-    :param store: builds the cache (a :class:`StoreFactory`; default
+    :param store: builds the cache (a
+        :class:`~informers.cache.protocols.StoreFactory`; default
         :class:`~informers.cache.store.Indexer`). ``store=CompactStore`` keeps the
-        objects encoded (:mod:`informers.cache.compact`, for very large caches).
-        A store that offers list buffers (``new_list_buffer`` and
-        ``replace_prepared``, as :class:`~informers.cache.compact.CompactStore`
-        does) gets every list collected in its own form, page by page, and
+        objects encoded (:mod:`informers.cache.compact`, for very large
+        caches). A store that offers list buffers (a
+        :class:`~informers.cache.protocols.PreparedListStore`, as
+        :class:`~informers.cache.compact.store.CompactStore` is) gets every list
+        collected in its own form, page by page, and
         its relists' notifications decoded only as handlers receive them
         (:mod:`informers.cache.listbuffer`): a list never exists decoded in full.
         Objects are stored under the store's own keys: with the default key
-        function (``meta_namespace_key``; the store's ``key_func``) the loop
+        function (``meta_namespace_key``; the ``key_func`` of a
+        :class:`~informers.cache.protocols.KeyFuncStore`) the loop
         reuses the keys the delta queue computed, and a store built with a
         key function of its own (``functools.partial(Indexer, key_func=...)``)
         keys every object itself.
@@ -212,16 +176,15 @@ class SharedIndexInformer:
         # such objects under the queue's keys instead of keying them again.
         # A store with a key function of its own (or none it tells) keys them
         # itself.
-        self._queue_keys = getattr(self._indexer, "key_func", None) in _QUEUE_KEY_FUNCS
+        self._queue_keys = isinstance(self._indexer, KeyFuncStore) and keys_plain_dicts(
+            self._indexer.key_func
+        )
         # The store's list buffers, when it offers them (see informers.cache.listbuffer).
-        self._replace_prepared: Callable[[Any, str], Callable[[str], Any]] | None = getattr(
-            self._indexer, "replace_prepared", None
-        )
-        self._list_buffers = (
-            getattr(self._indexer, "new_list_buffer", None)
-            if self._replace_prepared is not None
-            else None
-        )
+        self._replace_prepared: Callable[[Any, str], Callable[[str], Any]] | None = None
+        self._list_buffers: ListBufferFactory | None = None
+        if isinstance(self._indexer, PreparedListStore):
+            self._replace_prepared = self._indexer.replace_prepared
+            self._list_buffers = self._indexer.new_list_buffer
         self._default_resync = resync_period
         config = reflector_config or ReflectorConfig(description=self.name)
         if config.paginate_lists is None and self._list_buffers is not None:

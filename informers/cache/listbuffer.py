@@ -30,7 +30,7 @@ How the parts meet (all optional; without them nothing changes):
   :class:`PreparedList` to ``store.replace``;
 * the informer applies a relist whose objects are a :class:`PreparedList`
   through the cache's ``replace_prepared`` (see
-  :class:`~informers.cache.compact.CompactStore`).
+  :class:`~informers.cache.compact.store.CompactStore`).
 
 :class:`Deferred` is the value a notification carries when the object is
 decoded only when a handler receives it.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from informers.cache.store import IndexedStore
+from informers.cache.protocols import IndexedStore
 from informers.wire.fastpath import in_namespace
 from informers.wire.objects import NAMESPACE_INDEX, get_labels, get_namespace
 from informers.wire.selectors import LabelSelector

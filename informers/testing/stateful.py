@@ -33,7 +33,8 @@ from hypothesis.stateful import (
     rule,
 )
 
-from informers.cache.store import IndexedStore, Indexer
+from informers.cache.protocols import IndexedStore
+from informers.cache.store import Indexer
 from informers.errors import (
     IndexConflictError,
     IndexFunctionError,

@@ -36,7 +36,8 @@ from typing import Any, TypeAlias
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from informers.cache.fifo import Delta, DeltaType, Entry, KeyListerGetter, RealFIFO, Relist
+from informers.cache.fifo import Delta, DeltaType, Entry, RealFIFO, Relist
+from informers.cache.protocols import KeyListerGetter
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
 
 __all__ = ["DictKnownObjects", "FIFOFactory", "RealFIFOStateMachine", "real_fifo_machine"]

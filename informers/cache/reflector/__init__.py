@@ -29,7 +29,8 @@ Behaviour (client-go's reflector):
   store with list buffers, :mod:`informers.cache.listbuffer`) every list is paged:
   the first at ``""`` rather than ``"0"`` (which a server answers from its
   cache in one response whatever the limit), relists at their RV.
-* A store offering ``new_list_buffer()`` gets each list collected in the
+* A store that is a :class:`~informers.cache.protocols.ListBufferSource`
+  (offers ``new_list_buffer()``) gets each list collected in the
   buffer it returns, page by page (else in a dict of the parsed objects), and
   ``replace`` is handed the buffer's prepared list.
 * The watch starts at the list RV with bookmarks always requested and a server
@@ -52,8 +53,9 @@ Behaviour (client-go's reflector):
   backing off.
 """
 
+from informers.cache.protocols import ReflectorStore
 from informers.cache.reflector.config import ReflectorConfig
-from informers.cache.reflector.driver import BackoffManager, Reflector, ReflectorStore
+from informers.cache.reflector.driver import BackoffManager, Reflector
 
 # Importable from here (informer.py imports it so) though not in __all__.
 from informers.cache.reflector.driver import WatchErrorHandler as WatchErrorHandler

@@ -1,6 +1,7 @@
 """The reflector's threaded driver: :class:`Reflector` runs the pure
 :func:`~informers.cache.reflector.machine.step` against a
-:class:`~informers.rest.listwatch.ListerWatcher` and a :class:`ReflectorStore`.
+:class:`~informers.rest.listwatch.ListerWatcher` and a
+:class:`~informers.cache.protocols.ReflectorStore`.
 It performs each :data:`~informers.cache.reflector.machine.Action` (HTTP requests,
 store updates, backoff waits, the streaming-list deadline) and feeds what
 happens back into ``step`` as the next
@@ -14,11 +15,12 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Protocol, TypeAlias
+from typing import Any, TypeAlias
 
 from informers.cache.listbuffer import ListBuffer
+from informers.cache.protocols import ListBufferSource, ReflectorStore
 from informers.cache.reflector.config import ReflectorConfig
 from informers.cache.reflector.machine import (
     Action,
@@ -65,39 +67,12 @@ from informers.util.backoff import ExponentialBackoff
 from informers.util.clock import REAL_CLOCK, Clock, TimerHandle
 from informers.wire.objects import meta_namespace_keys
 
-__all__ = ["BackoffManager", "Reflector", "ReflectorStore", "WatchErrorHandler"]
+__all__ = ["BackoffManager", "Reflector", "WatchErrorHandler"]
 
 log = logging.getLogger(__name__)
 
 #: The reflector's retry backoff; the policy lives in :mod:`informers.util.backoff`.
 BackoffManager = ExponentialBackoff
-
-
-class ReflectorStore(Protocol):
-    """What the reflector writes to (a :class:`~informers.cache.fifo.RealFIFO`, or
-    any :class:`~informers.cache.store.Store`).
-
-    A store may also offer ``new_list_buffer() -> ListBuffer | None`` (as
-    :meth:`RealFIFO.new_list_buffer <informers.cache.fifo.RealFIFO.new_list_buffer>`
-    does): the reflector then asks it for a buffer at the start of every list,
-    collects the list in it (see :mod:`informers.cache.listbuffer`) and hands
-    ``replace`` the buffer's :class:`~informers.cache.listbuffer.PreparedList`
-    instead of the decoded objects. Without it (or when it returns ``None``)
-    a list is collected as decoded objects in a dict. A store may also offer
-    ``bookmark(resource_version)`` (as :meth:`RealFIFO.bookmark
-    <informers.cache.fifo.RealFIFO.bookmark>` does): it is called, in order with
-    the events, for every watch bookmark that moves the resource version.
-    """
-
-    def add(self, obj: Any) -> None: ...
-
-    def update(self, obj: Any) -> None: ...
-
-    def delete(self, obj: Any) -> None: ...
-
-    def replace(self, objects: Iterable[Any], resource_version: str) -> None: ...
-
-    def resync(self) -> None: ...
 
 
 _BLOCKING = (RequestList, RequestWatch, Backoff)
@@ -205,8 +180,8 @@ class Reflector:
         self._run_lw: ListerWatcher = lister_watcher
         # Where lists are collected: the store's list buffers when it offers
         # them, else a dict by key (the default, fastest path).
-        self._list_buffers: Callable[[], ListBuffer | None] | None = getattr(
-            store, "new_list_buffer", None
+        self._list_buffers: Callable[[], ListBuffer | None] | None = (
+            store.new_list_buffer if isinstance(store, ListBufferSource) else None
         )
         self._buffer: dict[str, Any] | ListBuffer = {}  # a list being collected, by key
         self._events: Iterator[Mapping[str, Any]] | None = None  # the open watch's events

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from informers.cache.compact import CompactStore
-from informers.cache.informer import SharedIndexInformer, StoreFactory
+from informers.cache.informer import SharedIndexInformer
+from informers.cache.protocols import StoreFactory
 from informers.cache.reflector import BackoffManager, ReflectorConfig
 from informers.testing.fake import FakeListerWatcher, FakeWatch
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key

@@ -19,7 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from informers import Indexer, Lister, namespace_index
-from informers.cache.store import IndexedStore
+from informers.cache.protocols import IndexedStore
 from informers.errors import InformersError
 from informers.wire.objects import (
     NAMESPACE_INDEX,

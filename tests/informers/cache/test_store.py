@@ -354,7 +354,7 @@ def test_unindexed_write_racing_add_indexers_is_indexed_by_the_new_index() -> No
                 store.add_indexers({"app": app_index})
             return super().__len__()
 
-    store._indexers = RacingIndexers()
+    store._index.indexers = RacingIndexers()
     assert store.upsert("default/a", pod("a", app="web")) is None
     assert RacingIndexers.raced
     assert sorted(store.index_keys("app", "web")) == ["default/a", "default/before"]
@@ -367,7 +367,7 @@ def test_unindexed_write_racing_add_indexers_is_indexed_by_the_new_index() -> No
 def test_add_indexers_last_resort_round_indexes_under_the_lock(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("informers.cache.store._ADD_INDEXERS_ROUNDS", 1)
+    monkeypatch.setattr("informers.cache.index._ADD_INDEXERS_ROUNDS", 1)
     store = make_store()
     store.add(pod("a", tag1="old"))
     written = False

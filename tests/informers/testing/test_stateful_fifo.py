@@ -8,7 +8,8 @@ from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
 import informers.testing
-from informers.cache.fifo import Delta, KeyListerGetter, RealFIFO
+from informers.cache.fifo import Delta, RealFIFO
+from informers.cache.protocols import KeyListerGetter
 from informers.testing.stateful_fifo import RealFIFOStateMachine, real_fifo_machine
 
 TestRealFIFO = RealFIFOStateMachine.TestCase

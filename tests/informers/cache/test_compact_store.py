@@ -39,8 +39,8 @@ from informers.cache.compact import (
     ZlibCodec,
     available_codecs,
 )
-from informers.cache.informer import InformerStore
 from informers.cache.listers import Lister
+from informers.cache.protocols import InformerStore
 from informers.cache.store import Indexer
 from informers.cache.transforms import strip_managed_fields
 from informers.errors import ObjectEncodeError
