@@ -28,8 +28,8 @@ import pytest
 import urllib3
 
 from informers.testing import ApiServer
-from informers.testing.apiserver.apply import target_for
-from informers.testing.apiserver.apply.merge import field_set
+from informers.testing.apiserver._apply import target_for
+from informers.testing.apiserver._apply.merge import field_set
 
 PATH = "/apis/apps/v1/namespaces/default/deployments/web"
 TARGET = 2.0

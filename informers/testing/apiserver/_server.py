@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from informers.errors import SelectorParseError
 from informers.testing.apiserver import _discovery, _patch, _scale, _status
+from informers.testing.apiserver._apply import endpoint as _fields
 from informers.testing.apiserver._fields import object_fields, supported_fields
 from informers.testing.apiserver._security import Security, request_access, unauthorized
 from informers.testing.apiserver._status import StatusError
@@ -42,7 +43,6 @@ from informers.testing.apiserver._storage import (
     decode_continue,
     join_items,
 )
-from informers.testing.apiserver.apply import endpoint as _fields
 from informers.wire.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
 from informers.wire.selectors import (
     SHARD_INFO_FIELD,

@@ -29,9 +29,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from informers.testing.apiserver import _status
+from informers.testing.apiserver._apply import endpoint as _fields
+from informers.testing.apiserver._apply import record_update
 from informers.testing.apiserver._defaults import apply_defaults
-from informers.testing.apiserver.apply import endpoint as _fields
-from informers.testing.apiserver.apply import record_update
 from informers.wire.resources import (
     BUILTIN_RESOURCES,
     CUSTOMRESOURCEDEFINITIONS,

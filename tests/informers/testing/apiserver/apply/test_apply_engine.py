@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from kubernetes.client import models
 
-from informers.testing.apiserver.apply import (
+from informers.testing.apiserver._apply import (
     ApplyConflictError,
     ApplyError,
     Target,
@@ -18,10 +18,10 @@ from informers.testing.apiserver.apply import (
     record_update,
     target_for,
 )
-from informers.testing.apiserver.apply import schema as schema_module
-from informers.testing.apiserver.apply.fieldpath import from_fields_v1
-from informers.testing.apiserver.apply.managed import decode, manager_name
-from informers.testing.apiserver.apply.merge import field_set, merge
+from informers.testing.apiserver._apply import schema as schema_module
+from informers.testing.apiserver._apply.fieldpath import from_fields_v1
+from informers.testing.apiserver._apply.managed import decode, manager_name
+from informers.testing.apiserver._apply.merge import field_set, merge
 
 DEPLOYMENT = target_for("apps", "v1", "Deployment", builtin=True, status_subresource=True)
 CONFIGMAP = target_for("", "v1", "ConfigMap", builtin=True, status_subresource=False)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from informers.testing.apiserver.apply.fieldpath import (
+from informers.testing.apiserver._apply.fieldpath import (
     FieldSet,
     FieldsV1Error,
     field,

@@ -10,16 +10,16 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from informers.testing.apiserver.apply import (
+from informers.testing.apiserver._apply import (
     ApplyConflictError,
     apply,
     record_update,
     target_for,
 )
-from informers.testing.apiserver.apply.fieldpath import FieldSet, Path
-from informers.testing.apiserver.apply.managed import decode
-from informers.testing.apiserver.apply.merge import field_set
-from informers.testing.apiserver.apply.operations import _scoped
+from informers.testing.apiserver._apply.fieldpath import FieldSet, Path
+from informers.testing.apiserver._apply.managed import decode
+from informers.testing.apiserver._apply.merge import field_set
+from informers.testing.apiserver._apply.operations import _scoped
 
 TARGET = target_for("apps", "v1", "Deployment", builtin=True, status_subresource=True)
 SCHEMA = TARGET.schema

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from informers.errors import InformersError
-from informers.testing.apiserver.apply.fieldpath import (
+from informers.testing.apiserver._apply.fieldpath import (
     FieldSet,
     FieldsV1Error,
     from_fields_v1,

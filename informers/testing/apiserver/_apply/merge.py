@@ -27,14 +27,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from informers.testing.apiserver.apply.fieldpath import (
+from informers.testing.apiserver._apply.fieldpath import (
     FieldSet,
     Path,
     PathElement,
     index,
     json_text,
 )
-from informers.testing.apiserver.apply.schema import Schema
+from informers.testing.apiserver._apply.schema import Schema
 
 __all__ = [
     "Comparison",

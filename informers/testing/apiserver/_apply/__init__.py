@@ -12,15 +12,15 @@ Private to the emulator: the names here may change without notice.
 
 from __future__ import annotations
 
-from informers.testing.apiserver.apply.managed import manager_name
-from informers.testing.apiserver.apply.operations import (
+from informers.testing.apiserver._apply.managed import manager_name
+from informers.testing.apiserver._apply.operations import (
     ApplyConflictError,
     ApplyError,
     Target,
     apply,
     record_update,
 )
-from informers.testing.apiserver.apply.schema import for_kind, from_openapi
+from informers.testing.apiserver._apply.schema import for_kind, from_openapi
 
 __all__ = [
     "APPLY_PATCH",

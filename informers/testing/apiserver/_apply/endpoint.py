@@ -20,14 +20,14 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from informers.testing.apiserver import _status
-from informers.testing.apiserver.apply.managed import manager_name
-from informers.testing.apiserver.apply.operations import (
+from informers.testing.apiserver._apply.managed import manager_name
+from informers.testing.apiserver._apply.operations import (
     ApplyConflictError,
     ApplyError,
     Target,
     apply,
 )
-from informers.testing.apiserver.apply.schema import for_kind, from_openapi
+from informers.testing.apiserver._apply.schema import for_kind, from_openapi
 from informers.wire.resources import BUILTIN_RESOURCES, CUSTOMRESOURCEDEFINITIONS, Resource
 
 if TYPE_CHECKING:

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from informers.errors import InformersError
-from informers.testing.apiserver.apply import merge as _merge
-from informers.testing.apiserver.apply.fieldpath import FieldSet, Path, format_path
-from informers.testing.apiserver.apply.managed import (
+from informers.testing.apiserver._apply import merge as _merge
+from informers.testing.apiserver._apply.fieldpath import FieldSet, Path, format_path
+from informers.testing.apiserver._apply.managed import (
     APPLY,
     UPDATE,
     Entry,
@@ -55,7 +55,7 @@ from informers.testing.apiserver.apply.managed import (
     now,
     remember,
 )
-from informers.testing.apiserver.apply.schema import Schema
+from informers.testing.apiserver._apply.schema import Schema
 
 __all__ = [
     "ANCIENT_CHANGES",
