@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from informers.resources import BUILTIN_RESOURCES, Resource
+from informers.testing.apiserver._rules import NO_STATUS_SUBRESOURCE
 from informers.testing.apiserver._scale import SCALABLE
-from informers.testing.apiserver._storage import NO_STATUS_SUBRESOURCE
 
 __all__ = [
     "SERVER_GIT_VERSION",

@@ -29,21 +29,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 from typing import Any, Protocol
 
-from informers._shard_selector import SHARD_INFO_FIELD, ShardSelector
-from informers.errors import SelectorParseError
-from informers.resources import BUILTIN_RESOURCES, NAMESPACES, PODS, SERVICEACCOUNTS, Resource
-from informers.selectors import FieldSelector, LabelSelector, object_fields, supported_fields
+from informers._shard_selector import SHARD_INFO_FIELD
+from informers.resources import NAMESPACES, PODS, SERVICEACCOUNTS, Resource
 from informers.testing.apiserver import _discovery, _patch, _scale, _status
+from informers.testing.apiserver._filtering import build_predicate, shard_predicate, with_shard
+from informers.testing.apiserver._history import decode_continue
 from informers.testing.apiserver._security import Security, request_access, unauthorized
 from informers.testing.apiserver._status import StatusError
-from informers.testing.apiserver._storage import (
-    Predicate,
-    Storage,
-    Stored,
-    Watcher,
-    decode_continue,
-    join_items,
-)
+from informers.testing.apiserver._storage import Storage
+from informers.testing.apiserver._stored import Stored, join_items
+from informers.testing.apiserver._watch import Watcher
 
 __all__ = ["FaultState", "HTTPServer", "Handler"]
 
@@ -378,71 +373,6 @@ def _rv_set_by_patch(body: bytes) -> str:
             ):
                 return str(op.get("value") or "")
     return ""
-
-
-def _selector_plural(resource: Resource) -> str:
-    """The plural naming the kind's selectable fields (custom resources: none
-    beyond metadata)."""
-    return resource.plural if resource in BUILTIN_RESOURCES else ""
-
-
-def build_predicate(
-    resource: Resource, label_text: str | None, field_text: str | None
-) -> Predicate | None:
-    """The object filter for label and field selectors (400 on parse errors and
-    unknown fields); None when neither selects anything."""
-    if not label_text and not field_text:
-        return None
-    try:
-        labels = LabelSelector.parse(label_text) if label_text else None
-        fields = FieldSelector.parse(field_text) if field_text else None
-    except SelectorParseError as exc:
-        raise _status.bad_request(str(exc)) from None
-    plural = _selector_plural(resource)
-    if fields is not None:
-        allowed = supported_fields(plural)
-        for requirement in fields.requirements:
-            if requirement.field not in allowed:
-                raise _status.bad_request(f"field label not supported: {requirement.field}")
-        if fields.empty:
-            fields = None
-    if labels is not None and labels.empty:
-        labels = None
-    if labels is None and fields is None:
-        return None
-
-    def predicate(obj: dict[str, Any]) -> bool:
-        if labels is not None:
-            obj_labels = (obj.get("metadata") or {}).get("labels") or {}
-            if not labels.matches(obj_labels):
-                return False
-        return fields is None or fields.matches(object_fields(obj, plural))
-
-    return predicate
-
-
-def shard_predicate(text: str | None, enabled: bool) -> ShardSelector | None:
-    """The parsed ``shardSelector`` of a list or watch: None when absent or
-    when the feature is off (a server without the ShardedListAndWatch gate
-    ignores the parameter); 400 BadRequest when malformed, as the real
-    server answers a ListOptions it cannot convert."""
-    if not enabled or not text:
-        return None
-    try:
-        return ShardSelector.parse(text)
-    except SelectorParseError as exc:
-        raise _status.bad_request(str(exc)) from None
-
-
-def with_shard(predicate: Predicate | None, selector: ShardSelector | None) -> Predicate | None:
-    """``predicate`` narrowed to the objects ``selector`` matches."""
-    if selector is None:
-        return predicate
-    matches = selector.matches
-    if predicate is None:
-        return matches
-    inner = predicate
-    return lambda obj: matches(obj) and inner(obj)
 
 
 def _bookmark_line(resource: Resource, rv: int, initial_end: bool = False) -> bytes:

@@ -22,7 +22,7 @@ from kubernetes import client
 
 from informers.resources import CONFIGMAPS
 from informers.testing import ApiServer
-from informers.testing.apiserver._server import build_predicate
+from informers.testing.apiserver._filtering import build_predicate
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import Storage
 

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from informers.resources import CONFIGMAPS
-from informers.testing.apiserver._server import build_predicate
+from informers.testing.apiserver._filtering import build_predicate
 from informers.testing.apiserver._status import StatusError
-from informers.testing.apiserver._storage import Storage, Watcher
+from informers.testing.apiserver._storage import Storage
+from informers.testing.apiserver._watch import Watcher
 
 NAMES = st.sampled_from(["a", "b", "c"])
 LABELS = st.sampled_from(["on", "off"])
