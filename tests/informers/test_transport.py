@@ -28,7 +28,7 @@ from informers.errors import (
 )
 from informers.resources import CONFIGMAPS, LEASES, PODS
 from informers.testing import ApiServer
-from informers.testing.apiserver import _server
+from informers.testing.apiserver._verbs_read import ReadVerbs
 from informers.transport import (
     ApiClientTransport,
     RequestAborter,
@@ -258,13 +258,13 @@ def list_arrived(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     """Set when the emulator starts answering a list (it then waits out its
     list latency)."""
     arrived = threading.Event()
-    plain = _server.Handler._list
+    plain = ReadVerbs.list
 
-    def hooked(handler: Any, *args: Any, **kwargs: Any) -> None:
+    def hooked(verbs: Any, *args: Any, **kwargs: Any) -> None:
         arrived.set()
-        plain(handler, *args, **kwargs)
+        plain(verbs, *args, **kwargs)
 
-    monkeypatch.setattr(_server.Handler, "_list", hooked)
+    monkeypatch.setattr(ReadVerbs, "list", hooked)
     return arrived
 
 

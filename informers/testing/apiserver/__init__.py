@@ -31,9 +31,11 @@ from types import TracebackType
 from typing import Any
 
 from informers.resources import Resource, find_builtin
+from informers.testing.apiserver._faults import FaultState
 from informers.testing.apiserver._kubeconfig import DEFAULT_NAME, DUMMY_TOKEN, write_kubeconfig
 from informers.testing.apiserver._security import Access, Authorizer, Security, warn_if_exposed
-from informers.testing.apiserver._server import FaultState, HTTPServer, Settings
+from informers.testing.apiserver._server import HTTPServer
+from informers.testing.apiserver._settings import Settings
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import Storage
 from informers.testing.apiserver._tls import SecurityConfigError, TLSConfig, generate_self_signed
