@@ -25,7 +25,7 @@ from typing import Any, Unpack
 
 from informers.resources import BUILTIN_RESOURCES, NAMESPACES, SERVICEACCOUNTS, Resource
 from informers.testing.apiserver import _status
-from informers.testing.apiserver._filtering import Predicate
+from informers.testing.apiserver._filtering import Predicate, as_seen
 from informers.testing.apiserver._history import History, ListOptions, ListResult, key_range
 from informers.testing.apiserver._stored import ADDED, Stored, object_key
 from informers.testing.apiserver._watch import Watcher, WatchHub
@@ -287,9 +287,8 @@ class Storage:
                 if from_rv < floor:
                     raise _status.expired(f"too old resource version: {from_rv} ({floor})")
                 start = from_rv
-                probe = Watcher(kind, namespace, predicate, capacity, start)
                 for event in history.events_after(kind, from_rv):
-                    item = probe.filter(event)
+                    item = as_seen(event, namespace, predicate)
                     if item is not None:
                         first.append(item)
             else:
