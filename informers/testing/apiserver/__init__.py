@@ -14,10 +14,6 @@ with ``openssl``) and requires bearer tokens (``tokens=``, with an optional
 real server with anonymous authentication off does. It binds to loopback
 unless told otherwise, and logs a WARNING when it is not.
 
-Its field tables say, as the API server's registry does, which fields a
-``fieldSelector`` may use for each resource (:func:`supported_fields`; any
-other is a 400) and an object's values for them (:func:`object_fields`).
-
 Thread-safety: every public method may be called from any thread while the
 server runs. Objects returned are fresh copies owned by the caller.
 """
@@ -34,6 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from informers.testing.apiserver._faults import FaultState
 from informers.testing.apiserver._fields import object_fields, supported_fields
 from informers.testing.apiserver._kubeconfig import DEFAULT_NAME, DUMMY_TOKEN, write_kubeconfig
 from informers.testing.apiserver._security import (
@@ -43,7 +40,8 @@ from informers.testing.apiserver._security import (
     is_loopback_address,
     warn_if_exposed,
 )
-from informers.testing.apiserver._server import FaultState, HTTPServer, Settings
+from informers.testing.apiserver._server import HTTPServer
+from informers.testing.apiserver._settings import Settings
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import Storage
 from informers.testing.apiserver._tls import SecurityConfigError, TLSConfig, generate_self_signed
@@ -123,7 +121,7 @@ class ApiServer:
             :mod:`informers.toolkit.sharding.selector`). Also settable later
             (:attr:`sharded_list_and_watch`).
         tokens: bearer token → user name. None (the default) turns
-            authentication off; otherwise every request needs one
+            authentication off, as before; otherwise every request needs one
             of the tokens (401 Unauthorized without), and :meth:`api_client`
             sends the first.
         authorizer: with ``tokens``, called with the :class:`Access` of every

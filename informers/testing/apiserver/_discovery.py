@@ -21,8 +21,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from informers.testing.apiserver._rules import NO_STATUS_SUBRESOURCE
 from informers.testing.apiserver._scale import SCALABLE
-from informers.testing.apiserver._storage import NO_STATUS_SUBRESOURCE
 from informers.wire.resources import BUILTIN_RESOURCES, Resource
 
 __all__ = [

@@ -37,7 +37,7 @@ from informers.rest.transport import (
     with_query,
 )
 from informers.testing import ApiServer
-from informers.testing.apiserver import _server
+from informers.testing.apiserver._verbs_read import ReadVerbs
 from informers.wire.resources import CONFIGMAPS, LEASES, PODS
 
 #: How long an abort may take to end a request (generous for a loaded CI
@@ -258,13 +258,13 @@ def list_arrived(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     """Set when the emulator starts answering a list (it then waits out its
     list latency)."""
     arrived = threading.Event()
-    plain = _server.Handler._list
+    plain = ReadVerbs.list
 
-    def hooked(handler: Any, *args: Any, **kwargs: Any) -> None:
+    def hooked(verbs: Any, *args: Any, **kwargs: Any) -> None:
         arrived.set()
-        plain(handler, *args, **kwargs)
+        plain(verbs, *args, **kwargs)
 
-    monkeypatch.setattr(_server.Handler, "_list", hooked)
+    monkeypatch.setattr(ReadVerbs, "list", hooked)
     return arrived
 
 

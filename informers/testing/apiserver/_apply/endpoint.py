@@ -31,7 +31,8 @@ from informers.testing.apiserver._apply.schema import for_kind, from_openapi
 from informers.wire.resources import BUILTIN_RESOURCES, CUSTOMRESOURCEDEFINITIONS, Resource
 
 if TYPE_CHECKING:
-    from informers.testing.apiserver._storage import Storage, Stored
+    from informers.testing.apiserver._storage import Storage
+    from informers.testing.apiserver._stored import Stored
 
 __all__ = [
     "APPLY_PATCH",

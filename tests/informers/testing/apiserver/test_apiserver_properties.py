@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from kubernetes import client
 
 from informers.testing import ApiServer
-from informers.testing.apiserver._server import build_predicate
+from informers.testing.apiserver._filtering import build_predicate
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import Storage
 from informers.wire.resources import CONFIGMAPS

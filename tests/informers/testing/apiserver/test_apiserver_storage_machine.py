@@ -10,9 +10,10 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from informers.testing.apiserver._server import build_predicate
+from informers.testing.apiserver._filtering import build_predicate
 from informers.testing.apiserver._status import StatusError
-from informers.testing.apiserver._storage import Storage, Watcher
+from informers.testing.apiserver._storage import Storage
+from informers.testing.apiserver._watch import Watcher
 from informers.wire.resources import CONFIGMAPS
 
 NAMES = st.sampled_from(["a", "b", "c"])

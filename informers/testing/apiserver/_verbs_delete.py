@@ -1,0 +1,90 @@
+"""The delete verbs: DELETE of one object (DeleteOptions: preconditions,
+``propagationPolicy``, ``dryRun``) and of a collection (with selectors)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from informers.testing.apiserver import _status
+from informers.testing.apiserver._body import decode_body
+from informers.testing.apiserver._exchange import Reply, Request, dry_run
+from informers.testing.apiserver._filtering import build_predicate
+from informers.testing.apiserver._settings import Settings
+from informers.testing.apiserver._storage import Storage
+from informers.testing.apiserver._stored import join_items
+from informers.wire.resources import NAMESPACES, PODS, SERVICEACCOUNTS, Resource
+
+__all__ = ["DeleteVerbs"]
+
+log = logging.getLogger("informers.testing.apiserver")
+
+#: Kinds whose DELETE answers with the deleted object rather than a Status.
+_RETURNS_OBJECT_ON_DELETE = frozenset({PODS, NAMESPACES, SERVICEACCOUNTS})
+
+#: The finalizer a DELETE's ``propagationPolicy`` adds for the garbage collector.
+_PROPAGATION_FINALIZERS: dict[str, tuple[str, ...]] = {
+    "Foreground": ("foregroundDeletion",),
+    "Orphan": ("orphan",),
+}
+
+
+class DeleteVerbs:
+    """DELETE of an object or a collection. Stateless apart from its
+    collaborators; called from every connection thread at once. With
+    ``settings.deletion_lifecycle`` a propagation policy adds its finalizer
+    and a Namespace waits for its controller."""
+
+    def __init__(self, storage: Storage, settings: Settings) -> None:
+        self._storage = storage
+        self._settings = settings
+
+    def delete(
+        self, reply: Reply, request: Request, resource: Resource, namespace: str | None, name: str
+    ) -> None:
+        options: Any = {}
+        if request.body.strip():
+            options = decode_body(request)
+            if not isinstance(options, dict):
+                raise _status.bad_request("DeleteOptions must be a JSON object")
+        preconditions = options.get("preconditions") or {}
+        lifecycle = self._settings.deletion_lifecycle
+        policy = options.get("propagationPolicy") or request.param("propagationPolicy")
+        if options.get("orphanDependents") is True:
+            policy = "Orphan"
+        finalizers = _PROPAGATION_FINALIZERS.get(str(policy or ""), ()) if lifecycle else ()
+        stored, deleted = self._storage.delete(
+            resource,
+            name,
+            namespace,
+            precondition_uid=str(preconditions.get("uid") or ""),
+            precondition_rv=str(preconditions.get("resourceVersion") or ""),
+            dry_run=dry_run(request) or bool(options.get("dryRun")),
+            add_finalizers=finalizers,
+            namespace_lifecycle=lifecycle,
+        )
+        log.debug("deleted %s %s rv=%s (final=%s)", resource, stored.key, stored.rv, deleted)
+        if not deleted or resource in _RETURNS_OBJECT_ON_DELETE:
+            reply.send(200, stored.full_json)
+        else:
+            uid = str(stored.obj["metadata"].get("uid", ""))
+            reply.send_json(200, _status.success(resource, name, uid))
+
+    def delete_collection(
+        self, reply: Reply, request: Request, resource: Resource, namespace: str | None
+    ) -> None:
+        predicate = build_predicate(
+            resource, request.param("labelSelector"), request.param("fieldSelector")
+        )
+        storage = self._storage
+        deleted = storage.delete_collection(resource, namespace, predicate)
+        head = json.dumps(
+            {
+                "kind": resource.list_kind,
+                "apiVersion": resource.api_version,
+                "metadata": {"resourceVersion": str(storage.resource_version)},
+            },
+            separators=(",", ":"),
+        ).encode()
+        reply.send(200, head[:-1] + b',"items":' + join_items(deleted) + b"}")

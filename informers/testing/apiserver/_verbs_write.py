@@ -1,0 +1,88 @@
+"""The write verbs of the main resource and its ``status`` subresource:
+create (POST) and replace (PUT), with ``dryRun``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from informers.testing.apiserver._body import decode_body
+from informers.testing.apiserver._exchange import Reply, Request, dry_run, field_manager
+from informers.testing.apiserver._storage import Storage
+from informers.wire.resources import Resource
+
+__all__ = ["WriteVerbs"]
+
+log = logging.getLogger("informers.testing.apiserver")
+
+
+class WriteVerbs:
+    """POST and PUT. Stateless apart from storage; called from every
+    connection thread at once."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+
+    def create(
+        self, reply: Reply, request: Request, resource: Resource, namespace: str | None
+    ) -> None:
+        """POST to a collection: 201 with the stored object."""
+        dry = dry_run(request)
+        obj = decode_body(request)
+        stored = self._storage.create(
+            resource, obj, namespace, dry_run=dry, manager=field_manager(request)
+        )
+        log.debug("created %s %s rv=%s", resource, stored.key, stored.rv)
+        reply.send(201, stored.full_json)
+
+    def replace(
+        self,
+        reply: Reply,
+        request: Request,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        *,
+        subresource: str,
+    ) -> None:
+        """PUT of an object (``subresource`` "") or of its status."""
+        obj = decode_body(request)
+        self.store(
+            reply,
+            resource,
+            namespace,
+            name,
+            obj,
+            subresource=subresource,
+            dry=dry_run(request),
+            manager=field_manager(request),
+        )
+
+    def store(
+        self,
+        reply: Reply,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        obj: Any,
+        *,
+        subresource: str,
+        dry: bool,
+        manager: str | None = None,
+    ) -> None:
+        """Store ``obj`` as the new state of the object (or its status) and
+        answer with it: the main resource of a kind with a status subresource
+        keeps the stored status."""
+        storage = self._storage
+        keep = not subresource and storage.has_status_subresource(resource)
+        stored = storage.update(
+            resource,
+            obj,
+            namespace,
+            name,
+            subresource=subresource,
+            keep_status=keep,
+            dry_run=dry,
+            manager=manager,
+        )
+        reply.send(200, stored.full_json)

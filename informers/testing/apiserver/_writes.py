@@ -1,0 +1,308 @@
+"""The object writes of the emulated API server: create, update (PUT, the
+status and finalize subresources), scale, delete (finalizers, propagation
+policies, namespaces and their contents, CustomResourceDefinitions) and
+delete-collection.
+
+Each write checks its preconditions, builds the new state with the rules of
+:mod:`._rules`, stores it in the :class:`History`, logs its event and hands
+it to the watchers, all in one step. :class:`ObjectWrites` is not
+thread-safe and has no lock: :class:`Storage` calls every method under its
+one lock and wakes its waiters afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypedDict
+
+from informers.testing.apiserver import _rules, _status
+from informers.testing.apiserver._apply import record_update
+from informers.testing.apiserver._apply.operations import Target
+from informers.testing.apiserver._filtering import Predicate
+from informers.testing.apiserver._history import History, KindLog, key_range
+from informers.testing.apiserver._stored import ADDED, DELETED, MODIFIED, Event, Stored, object_key
+from informers.testing.apiserver._watch import WatchHub
+from informers.wire.resources import CUSTOMRESOURCEDEFINITIONS, NAMESPACES, SERVICES, Resource
+
+__all__ = ["DeleteOptions", "ObjectWrites", "UpdateOptions"]
+
+
+class UpdateOptions(TypedDict, total=False):
+    """The keyword options of :meth:`ObjectWrites.update`."""
+
+    subresource: str
+    keep_status: bool
+    dry_run: bool
+    manager: str | None
+    managed_subresource: str
+    managed_fields: list[dict[str, Any]] | None
+
+
+class DeleteOptions(TypedDict, total=False):
+    """The keyword options of :meth:`ObjectWrites.delete`."""
+
+    precondition_uid: str
+    precondition_rv: str
+    dry_run: bool
+    add_finalizers: Sequence[str]
+    namespace_lifecycle: bool
+
+
+class ObjectWrites:
+    """Every write to the stored objects (see the module docstring)."""
+
+    def __init__(
+        self, history: History, watches: WatchHub, target: Callable[[Resource], Target]
+    ) -> None:
+        #: The field-management description of a resource, for managedFields.
+        self._target = target
+        self._history = history
+        self._watches = watches
+        self._cluster_ips = _rules.ClusterIPs()
+
+    def unregister(self, group: str, plural: str) -> None:
+        """Stop serving every version of ``plural.group``: its objects are
+        dropped and its watches end."""
+        kind = self._history.unregister(group, plural)
+        if kind is not None:
+            self._watches.remove_kind(kind)
+
+    def _publish(self, kind: KindLog, event: Event) -> None:
+        """Log ``event`` (already applied to ``kind.objects``) and hand it to
+        ``kind``'s watchers."""
+        self._history.append(kind, event)
+        self._watches.publish(kind, event)
+
+    def create(
+        self,
+        resource: Resource,
+        obj: Any,
+        namespace: str | None = None,
+        *,
+        dry_run: bool = False,
+        manager: str | None = None,
+    ) -> Stored:
+        """A create (see :meth:`Storage.create`)."""
+        meta = dict(_rules.body_metadata(obj))
+        ns = _rules.object_namespace(resource, namespace, meta)
+        name = meta.get("name") or ""
+        generate = meta.get("generateName") or ""
+        if not isinstance(name, str) or not isinstance(generate, str):
+            raise _status.bad_request("metadata.name and generateName must be strings")
+        if not name and not generate:
+            raise _status.invalid(
+                resource.group,
+                resource.kind,
+                "",
+                [
+                    (
+                        "metadata.name",
+                        "FieldValueRequired",
+                        "Required value: name or generateName is required",
+                    )
+                ],
+            )
+        history = self._history
+        kind = history.kind(resource)
+        if not name:
+            name = _rules.generate_name(generate)
+        _rules.validate_name(resource, name)
+        if ns and object_key("", ns) not in history.kind(NAMESPACES).objects:
+            raise _status.not_found(NAMESPACES, ns)
+        key = object_key(ns, name)
+        if key in kind.objects:
+            raise _status.already_exists(resource, name)
+        rv = history.rv + 1
+        new = _rules.new_object(resource, kind.builtin, obj, meta, namespace=ns, name=name, rv=rv)
+        if kind.builtin and resource == SERVICES:
+            self._cluster_ips.assign(new, dry_run)
+        record_update(None, new, manager=manager, target=self._target(resource))
+        if dry_run:  # validated and built, not stored
+            del new["metadata"]["resourceVersion"]
+            return Stored(new, key, history.rv, kind.builtin)
+        history.rv = rv
+        if resource == CUSTOMRESOURCEDEFINITIONS:
+            self._register_crd(new)
+        stored = Stored(new, key, rv, kind.builtin)
+        kind.put(stored)
+        self._publish(kind, Event(rv, ADDED, stored, None))
+        return stored
+
+    def _register_crd(self, crd: dict[str, Any]) -> None:
+        """Serve what ``crd`` defines, and fill in its status (in place)."""
+        resources, status_sub, status = _rules.crd_resources(crd)
+        for res in resources:
+            kind = self._history.register(res)
+            kind.status_subresource = kind.status_subresource or status_sub
+        crd["status"] = status
+
+    def update(
+        self,
+        resource: Resource,
+        obj: Any,
+        namespace: str | None = None,
+        name: str | None = None,
+        *,
+        subresource: str = "",
+        keep_status: bool = False,
+        dry_run: bool = False,
+        manager: str | None = None,
+        managed_subresource: str = "",
+        managed_fields: list[dict[str, Any]] | None = None,
+    ) -> Stored:
+        """An update (see :meth:`Storage.update`)."""
+        meta = _rules.body_metadata(obj)
+        body_name = meta.get("name") or ""
+        if name is None:
+            name = body_name
+        elif body_name and body_name != name:
+            raise _status.bad_request("the name of the object does not match the name on the URL")
+        ns = _rules.object_namespace(resource, namespace, meta)
+        if not name:
+            raise _status.bad_request("name is required for an update")
+        history = self._history
+        kind = history.kind(resource)
+        key = object_key(ns, name)
+        old = kind.objects.get(key)
+        if old is None:
+            raise _status.not_found(resource, name)
+        want_rv = meta.get("resourceVersion") or ""
+        if want_rv and str(want_rv) != old.obj["metadata"]["resourceVersion"]:
+            raise _status.conflict(resource, name)
+        want_uid = meta.get("uid") or ""
+        if want_uid and want_uid != old.obj["metadata"]["uid"]:
+            raise _rules.precondition_failed(resource, name, "UID", want_uid, old.obj["metadata"])
+        new = _rules.merge_update(
+            resource,
+            kind.builtin,
+            old=old.obj,
+            obj=obj,
+            meta=meta,
+            subresource=subresource,
+            keep_status=keep_status,
+        )
+        record_update(
+            old.obj,
+            new,
+            manager=manager,
+            target=self._target(resource),
+            subresource=managed_subresource or subresource,
+            entries=managed_fields,
+        )
+        if _rules.same_content(new, old.obj):
+            return old
+        if dry_run:
+            return Stored(new, key, old.rv, kind.builtin)
+        history.rv += 1
+        rv = history.rv
+        new["metadata"]["resourceVersion"] = str(rv)
+        if resource == CUSTOMRESOURCEDEFINITIONS:
+            self._register_crd(new)
+        stored = Stored(new, key, rv, kind.builtin)
+        if (
+            new["metadata"].get("deletionTimestamp")
+            and not new["metadata"].get("finalizers")
+            and not _rules.awaits_finalize(resource, new)
+        ):
+            kind.remove(key)
+            self._publish(kind, Event(rv, DELETED, stored, old))
+            self._after_delete(resource, new)
+        else:
+            kind.put(stored)
+            self._publish(kind, Event(rv, MODIFIED, stored, old))
+        return stored
+
+    def delete(
+        self,
+        resource: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        precondition_uid: str = "",
+        precondition_rv: str = "",
+        dry_run: bool = False,
+        add_finalizers: Sequence[str] = (),
+        namespace_lifecycle: bool = False,
+    ) -> tuple[Stored, bool]:
+        """A delete (see :meth:`Storage.delete`)."""
+        kind = self._history.kind(resource)
+        key = object_key(namespace or "" if resource.namespaced else "", name)
+        old = kind.objects.get(key)
+        if old is None:
+            raise _status.not_found(resource, name)
+        old_meta = old.obj["metadata"]
+        if precondition_uid and precondition_uid != old_meta["uid"]:
+            raise _rules.precondition_failed(resource, name, "UID", precondition_uid, old_meta)
+        if precondition_rv and precondition_rv != old_meta["resourceVersion"]:
+            raise _rules.precondition_failed(
+                resource, name, "ResourceVersion", precondition_rv, old_meta
+            )
+        if dry_run:
+            return old, not old_meta.get("finalizers")
+        if resource == NAMESPACES and namespace_lifecycle:
+            if (old.obj.get("spec") or {}).get("finalizers"):
+                return self._mark_deleted(kind, old, terminating=True)
+        elif resource == NAMESPACES:
+            self._delete_namespace_contents(name)
+        if add_finalizers and not old_meta.get("deletionTimestamp"):
+            # Not an event of its own: the deletion that follows publishes it.
+            added = _rules.with_finalizers(old.obj, add_finalizers)
+            if added is not None:
+                old = Stored(added, old.key, old.rv, kind.builtin)
+        return self._delete(kind, old)
+
+    def _mark_deleted(
+        self, kind: KindLog, old: Stored, *, terminating: bool
+    ) -> tuple[Stored, bool]:
+        """Set ``deletionTimestamp`` (once) on an object that must wait for
+        its finalizers (``terminating``: a Namespace for its controller)."""
+        if old.obj["metadata"].get("deletionTimestamp"):
+            return old, False
+        self._history.rv += 1
+        rv = self._history.rv
+        new = _rules.deletion_marked(old.obj, rv, terminating=terminating)
+        stored = Stored(new, old.key, rv, kind.builtin)
+        kind.put(stored)
+        self._publish(kind, Event(rv, MODIFIED, stored, old))
+        return stored, False
+
+    def _delete(self, kind: KindLog, old: Stored) -> tuple[Stored, bool]:
+        if old.obj["metadata"].get("finalizers"):
+            return self._mark_deleted(kind, old, terminating=False)
+        self._history.rv += 1
+        final = old.with_rv(self._history.rv)
+        kind.remove(old.key)
+        self._publish(kind, Event(final.rv, DELETED, final, old))
+        self._after_delete(kind.resource, final.obj)
+        return final, True
+
+    def _after_delete(self, resource: Resource, obj: dict[str, Any]) -> None:
+        if resource == CUSTOMRESOURCEDEFINITIONS:
+            spec = obj.get("spec") or {}
+            group, plural = spec.get("group", ""), (spec.get("names") or {}).get("plural", "")
+            self.unregister(group, plural)
+
+    def _delete_namespace_contents(self, namespace: str) -> None:
+        # What the namespace controller would do, done at once.
+        prefix = namespace + "/"
+        for kind in self._history.kinds():
+            if not kind.resource.namespaced:
+                continue
+            for key in [k for k in kind.objects if k.startswith(prefix)]:
+                self._delete(kind, kind.objects[key])
+
+    def delete_collection(
+        self, resource: Resource, namespace: str | None, predicate: Predicate | None
+    ) -> list[Stored]:
+        """A delete of a collection (see :meth:`Storage.delete_collection`)."""
+        kind = self._history.kind(resource)
+        keys = list(key_range(kind.keys(), namespace, None))
+        out = []
+        for key in keys:
+            old = kind.objects[key]
+            if predicate is not None and not predicate(old.obj):
+                continue
+            if resource == NAMESPACES:
+                self._delete_namespace_contents(old.obj["metadata"]["name"])
+            out.append(self._delete(kind, old)[0])
+        return out
