@@ -1,4 +1,6 @@
-"""Informer events as blinker signals: a thin adapter for lightweight receivers.
+"""Informer events as blinker signals (in-process notifications, not OS signals:
+for SIGTERM and SIGINT see the CLI's stop rule, ``informers.cli._common.StopSignals``):
+a thin adapter for lightweight receivers.
 
 Four named signals; the **sender is the informer**, the objects travel as
 keyword arguments::

@@ -291,7 +291,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     mirror.add_argument(
         "--db",
         default="sqlite:///mirror.db",
-        help="the database URL: sqlite:///FILE (default sqlite:///mirror.db) or postgresql://...",
+        help="the database URL: sqlite:///FILE (default sqlite:///mirror.db) or "
+        "postgresql://... (postgres:// too)",
     )
     add_cluster_options(mirror)
     mirror.set_defaults(run=_command)

@@ -72,11 +72,14 @@ def _is_memory(url: sa.URL) -> bool:
 
 
 def create_mirror_engine(url: str | sa.URL, **kwargs: Any) -> Engine:
-    """An :class:`~sqlalchemy.engine.Engine` for ``url`` set up as the module
+    r"""An :class:`~sqlalchemy.engine.Engine` for ``url`` set up as the module
     docstring says. ``kwargs`` go to :func:`sqlalchemy.create_engine`.
     Raises :class:`~tracker.errors.MirrorConfigError` for a dialect other than
-    SQLite or PostgreSQL."""
+    SQLite or PostgreSQL. ``postgres://`` (as most ``DATABASE_URL``\ s spell
+    it) means ``postgresql://``."""
     parsed = make_url(url)
+    if parsed.get_backend_name() == "postgres":
+        parsed = parsed.set(drivername="postgresql" + parsed.drivername[len("postgres") :])
     options: dict[str, Any] = {
         "hide_parameters": True,
         "json_serializer": json_dumps,
