@@ -17,6 +17,7 @@ threads call it) and its waits block on a condition, never in a sleep.
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
@@ -29,6 +30,7 @@ __all__ = [
     "WAIT",
     "HookedRecorder",
     "Recorder",
+    "SilentServer",
     "api_pod",
     "configmap",
     "drain",
@@ -266,3 +268,50 @@ class HookedRecorder(Recorder):
 
     def on_synced(self) -> None:
         self.record("synced")
+
+
+class SilentServer:
+    """A TCP listener on a free loopback port that accepts every connection
+    and never sends a byte (an API server stuck before answering).
+    :attr:`accepted` counts the connections; :meth:`wait_accepted` waits for
+    a number of them. :meth:`close` stops it and closes them."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._listener.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._cond = threading.Condition()
+        self._conns: list[socket.socket] = []  # guarded by _cond
+        self._thread = threading.Thread(target=self._accept, name="silent-server")
+        self._thread.start()
+
+    @property
+    def accepted(self) -> int:
+        """Connections accepted so far."""
+        with self._cond:
+            return len(self._conns)
+
+    def wait_accepted(self, count: int = 1, timeout: float = WAIT) -> bool:
+        """Wait until ``count`` connections were accepted; False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: len(self._conns) >= count, timeout)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:  # closed by close()
+                return
+            with self._cond:
+                self._conns.append(conn)
+                self._cond.notify_all()
+
+    def close(self) -> None:
+        """Stop listening, join the thread, close the connections."""
+        self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
+        self._thread.join()
+        with self._cond:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            conn.close()

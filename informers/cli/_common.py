@@ -16,6 +16,7 @@ import os
 import random
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import FrameType
@@ -26,6 +27,7 @@ import urllib3
 from informers.cli.exits import EXIT_INTERRUPTED
 from informers.errors import ApiError, InformersError
 from informers.rest.listwatch import HTTPListerWatcher, ListOptions
+from informers.rest.transport import RequestAborter
 from informers.wire.resources import DEPLOYMENTS, NAMESPACES, PODS, Resource
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "positive_int",
     "safe_url",
     "EMBEDDED_NAMESPACES",
+    "REACHABLE_TIMEOUT",
     "EXIT_INTERRUPTED",
     "Churn",
     "Cluster",
@@ -72,16 +75,35 @@ def print_json(value: Any) -> None:
 class StopSignals:
     """While entered (in the main thread), SIGINT and SIGTERM set
     :attr:`event` instead of raising; the previous handlers are restored on
-    exit. :attr:`interrupted` is true after a SIGINT (Ctrl-C)."""
+    exit. :attr:`interrupted` is true after a SIGINT (Ctrl-C). Events given
+    to :meth:`also_set` are set too (so a helper thread waiting on its own
+    event wakes up on a signal)."""
 
     def __init__(self) -> None:
         self.event = threading.Event()
         self._received: list[int] = []  # appended by the handler (main thread only)
         self._previous: dict[int, Any] = {}
+        self._also: list[threading.Event] = []  # main thread only
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self._received.append(signum)
         self.event.set()
+        for event in self._also:
+            event.set()
+
+    def also_set(self, event: threading.Event) -> None:
+        """Set ``event`` too when a signal arrives (at once if one arrived
+        already). Call from the main thread."""
+        self._also.append(event)
+        if self._received:
+            event.set()
+
+    @property
+    def reason(self) -> str:
+        """``"SIGINT"``, ``"SIGTERM"``, or ``""`` before any signal."""
+        if self.interrupted:
+            return "SIGINT"
+        return "SIGTERM" if self._received else ""
 
     @property
     def interrupted(self) -> bool:
@@ -184,18 +206,69 @@ def connect(kubeconfig: str | None, context: str | None, embedded: bool) -> Clus
     return Cluster(client, str(client.configuration.host))
 
 
-def check_reachable(cluster: Cluster, resource: Resource, namespace: str | None) -> None:
+#: Seconds the reachability check waits for the API server to connect and
+#: answer its one-object list.
+REACHABLE_TIMEOUT = 10.0
+
+
+def check_reachable(
+    cluster: Cluster,
+    resource: Resource,
+    namespace: str | None,
+    *,
+    signals: StopSignals | None = None,
+    deadline: float | None = None,
+) -> None:
     """List one object of ``resource``, so that an API server that cannot be
-    reached, or refuses the kind, is one clear :class:`CommandError` before
-    anything starts. Blocks on one HTTP request (with the client's retries)."""
-    lister = HTTPListerWatcher(cluster.api_client, resource, namespace)
+    reached, does not answer, or refuses the kind, is one clear
+    :class:`CommandError` before anything starts.
+
+    Blocks on one HTTP request (one attempt), for at most
+    :data:`REACHABLE_TIMEOUT` seconds and never past ``deadline`` (a
+    :func:`time.monotonic` time: the end of ``--duration``); a signal of
+    ``signals`` ends it at once (the error's exit code is then
+    :data:`EXIT_INTERRUPTED` for SIGINT). Call from the main thread."""
+    limit = REACHABLE_TIMEOUT
+    if deadline is not None:
+        limit = max(0.1, min(limit, deadline - time.monotonic()))
+    aborter = RequestAborter()
+    lister = HTTPListerWatcher(
+        cluster.api_client, resource, namespace, list_read_timeout=limit
+    ).abortable(aborter)
+    wake = threading.Event()  # the list ended, or a signal arrived
+    if signals is not None:
+        signals.also_set(wake)
+
+    def abort_after_limit() -> None:
+        wake.wait(limit)
+        aborter.abort()  # harmless once the list is over
+
+    watcher = threading.Thread(target=abort_after_limit, name="kube-informers-reachable")
+    watcher.start()
     try:
         lister.list(ListOptions(limit=1))
     except ApiError as error:
         raise CommandError(f"the API server at {cluster.url} refused {resource}: {error}") from None
     except (urllib3.exceptions.HTTPError, OSError) as error:
+        if signals is not None and signals.received:
+            code = EXIT_INTERRUPTED if signals.interrupted else 1
+            raise CommandError(
+                f"stopped by {signals.reason} while waiting for the API server at {cluster.url}",
+                code,
+            ) from None
+        # (urllib3's NewConnectionError, a refused connection, is a TimeoutError too.)
+        timed_out = isinstance(error, urllib3.exceptions.TimeoutError | TimeoutError)
+        if aborter.aborted or (
+            timed_out and not isinstance(error, urllib3.exceptions.NewConnectionError)
+        ):
+            raise CommandError(
+                f"the API server at {cluster.url} did not answer within {round(limit, 1):g} s"
+            ) from None
         reason = getattr(error, "reason", None) or error
         raise CommandError(f"cannot reach the API server at {cluster.url}: {reason}") from None
+    finally:
+        wake.set()
+        watcher.join()
 
 
 def _pod(rng: random.Random, namespace: str, name: str, app: str) -> dict[str, Any]:

@@ -151,7 +151,13 @@ def _run(args: argparse.Namespace, console: Any) -> int:
                 except MirrorError as error:
                     raise CommandError(f"--column {resource_name}={path}: {error}") from None
             for resource in resources:
-                check_reachable(cluster, resource, args.namespace)
+                check_reachable(
+                    cluster,
+                    resource,
+                    args.namespace,
+                    signals=signals,
+                    deadline=None if args.duration is None else started + args.duration,
+                )
             try:
                 db = MirrorDatabase(args.db)
                 tables = _open_tables(db, resources, columns)
@@ -177,7 +183,12 @@ def _run(args: argparse.Namespace, console: Any) -> int:
                 )
             else:
                 print(f"# mirroring {len(resources)} kind(s); Ctrl-C to stop", file=sys.stderr)
-            signals.event.wait(args.duration)
+            # --duration counts from the start of the command, the initial sync included.
+            signals.event.wait(
+                None
+                if args.duration is None
+                else max(0.0, started + args.duration - time.monotonic())
+            )
             if churn is not None:
                 churn.stop()
             drained = all(c.wait_idle(DRAIN_TIMEOUT) for c in controllers)

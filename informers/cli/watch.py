@@ -207,7 +207,13 @@ def run_watch(args: argparse.Namespace, console: Any) -> int:
                 raise CommandError(str(error)) from None
             except ApiError as error:
                 raise CommandError(f"the API server at {cluster.url}: {error}") from None
-            check_reachable(cluster, resource, args.namespace)
+            check_reachable(
+                cluster,
+                resource,
+                args.namespace,
+                signals=signals,
+                deadline=None if args.duration is None else started + args.duration,
+            )
             if cluster.server is not None:
                 seed_cluster(cluster.server, random.Random(args.seed), args.objects)
             informer = factory.for_resource(resource)

@@ -73,6 +73,12 @@ log = logging.getLogger(__name__)
 
 #: Seconds added to the server-side ``timeoutSeconds`` for the client read timeout.
 READ_TIMEOUT_MARGIN = 30.0
+#: Read timeout (seconds) of a list that names no ``timeoutSeconds``: a
+#: kube-apiserver ends a request after its ``--request-timeout`` (60 s by
+#: default), so a list silent for longer, plus :data:`READ_TIMEOUT_MARGIN`,
+#: will never be answered and is abandoned (the reflector then retries it
+#: with backoff).
+LIST_READ_TIMEOUT = 60.0 + READ_TIMEOUT_MARGIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,8 +269,9 @@ class HTTPListerWatcher:
     read timeout of a watch is its server timeout plus ``read_timeout_margin``
     seconds, so a stalled stream is abandoned.
 
-    Requests block the calling thread (connect timeout 30 s, read timeout up
-    to 300 s); :meth:`abortable` gives a view whose requests another thread
+    Requests block the calling thread (connect timeout 30 s; read timeout
+    ``list_read_timeout`` for a list without ``timeout_seconds``, 90 s by
+    default, up to 300 s for a watch); :meth:`abortable` gives a view whose requests another thread
     can abort.
 
     Thread-safe: one instance may serve several concurrent requests.
@@ -281,9 +288,15 @@ class HTTPListerWatcher:
         shard_selector: str = "",
         tweak_list_options: Callable[[ListOptions], ListOptions] | None = None,
         read_timeout_margin: float = READ_TIMEOUT_MARGIN,
+        list_read_timeout: float = LIST_READ_TIMEOUT,
     ) -> None:
+        if not list_read_timeout > 0:
+            raise ValueError(
+                f"list_read_timeout is a positive number of seconds, not {list_read_timeout}"
+            )
         self._transport: Transport = as_transport(api_client)
         self._margin = read_timeout_margin
+        self._list_timeout = list_read_timeout
         self.resource = resource
         self.namespace = namespace
         self._label_selector = label_selector
@@ -335,12 +348,15 @@ class HTTPListerWatcher:
         return options
 
     def list(self, options: ListOptions) -> dict[str, Any]:
-        """GET the collection (one page when ``options.limit`` is set)."""
+        """GET the collection (one page when ``options.limit`` is set). Raises
+        urllib3's ``ReadTimeoutError`` when the server sends nothing for the
+        read timeout (``list_read_timeout``, or ``options.timeout_seconds``
+        plus the margin)."""
         options = self._options(options)
         timeout = (
             options.timeout_seconds + self._margin
             if options.timeout_seconds
-            else DEFAULT_READ_TIMEOUT
+            else self._list_timeout
         )
         data = self._transport.request(
             "GET", self._path, query=options.query(), read_timeout=timeout, aborter=self._aborter
