@@ -401,31 +401,32 @@ class SharedIndexInformer:
 
     def wait_for_resource_version(
         self,
-        target: str | int | Mapping[str, Any],
+        target: str | int | Mapping[str, Any] | object,
         timeout: float = 10.0,
         *,
         handler: ResourceEventHandlerRegistration | None = None,
     ) -> bool:
         """Read-your-writes: block until the store has applied everything up
-        to ``target`` -- a resourceVersion, or an object as a write returned
-        it (its ``metadata.resourceVersion``) -- and, with ``handler`` (a
-        registration of this informer), until that handler has also returned
-        from every notification up to it.
+        to ``target`` and, with ``handler`` (a registration of this
+        informer), until that handler has also returned from every
+        notification up to it.
+
+        ``target`` is a resourceVersion (``str`` or ``int``) or an object as a
+        write returned it: a dict (``metadata.resourceVersion``), an official
+        client model such as ``V1ConfigMap``, or anything else with
+        ``metadata.resource_version``. Raises :class:`TypeError` for a target
+        it cannot read a resourceVersion from, and :class:`ValueError` for a
+        resourceVersion that is not a number: the wait is never skipped
+        silently.
 
         Event-driven (no polling). ``timeout`` is in real seconds; returns
-        False when it passed, the informer stopped first, or ``target`` has
-        no numeric resourceVersion. A write that the informer does not see
-        (another namespace, a selector that excludes it) is covered by the
-        next bookmark or event after it, so prefer a target the informer
-        watches. Thread-safe; never call it from a handler of this informer
-        (the handler would wait for itself).
+        False when it passed or the informer stopped first. A write that the
+        informer does not see (another namespace, a selector that excludes
+        it) is covered by the next bookmark or event after it, so prefer a
+        target the informer watches. Thread-safe; never call it from a
+        handler of this informer (the handler would wait for itself).
         """
-        if isinstance(target, Mapping):
-            target = get_resource_version(target)
-        text = str(target)
-        if not (text.isdigit() and text.isascii()):
-            return False
-        want = int(text)
+        want = _target_resource_version(target)
         deadline = REAL_CLOCK.now() + timeout
         while self._applied_rv < want:
             with self._cond:
@@ -793,3 +794,37 @@ class SharedIndexInformer:
                 yield DeleteNotification(tombstone), False
 
         self._processor.distribute_relist_lazily(notes, relist.resource_version)
+
+
+def _target_resource_version(target: object) -> int:
+    """The resourceVersion of a :meth:`SharedIndexInformer.wait_for_resource_version`
+    target, as a number (see there for what is accepted and raised)."""
+    if isinstance(target, bool):
+        raise TypeError("a resourceVersion target is a str, an int or an object, not a bool")
+    if isinstance(target, int):
+        text = str(target)
+    elif isinstance(target, str):
+        text = target
+    else:
+        metadata = None if isinstance(target, bytes | bytearray) else _object_metadata(target)
+        if metadata is None:
+            raise TypeError(
+                f"cannot read a resourceVersion from a {type(target).__name__}: pass a "
+                "resourceVersion, a dict with metadata.resourceVersion, or an object with "
+                "metadata.resource_version (a kubernetes client model)"
+            )
+        text = get_resource_version(target)
+        if not text:
+            raise ValueError(
+                f"the {type(target).__name__} has no metadata.resourceVersion: "
+                "pass the object a write returned"
+            )
+    if not (text.isdigit() and text.isascii()):
+        raise ValueError(f"resourceVersion {text!r} is not a number")
+    return int(text)
+
+
+def _object_metadata(target: object) -> Any:
+    if isinstance(target, Mapping):
+        return target.get("metadata")
+    return getattr(target, "metadata", None)

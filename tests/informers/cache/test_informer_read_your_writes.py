@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pytest
 from test_informer_emulator import client, make_informer
 
 from informers.cache.handlers import ResourceEventHandlerFuncs
@@ -70,13 +71,55 @@ def test_a_handler_has_been_handed_the_write(api_server: ApiServer, client: Any)
         informer.stop()
 
 
-def test_bad_targets_and_a_stopped_informer(api_server: ApiServer, client: Any) -> None:
+def test_the_official_clients_models_are_targets(api_server: ApiServer, client: Any) -> None:
+    # What CoreV1Api returns is a V1Pod model, not a dict: it is waited for,
+    # never skipped (issue 30 item 2).
+    from kubernetes import client as k8s
+
     informer = make_informer(client)
     informer.start()
     try:
         assert informer.wait_synced(10)
-        assert not informer.wait_for_resource_version("not-a-number", 1)
-        assert not informer.wait_for_resource_version({"metadata": {}}, 1)
+        body = k8s.V1Pod(
+            metadata=k8s.V1ObjectMeta(name="model"),
+            spec=k8s.V1PodSpec(containers=[k8s.V1Container(name="main", image="example")]),
+        )
+        created = k8s.CoreV1Api(client).create_namespaced_pod("default", body)
+        assert isinstance(created, k8s.V1Pod)
+        assert informer.wait_for_resource_version(created, timeout=10)
+        cached = informer.get_store().get_by_key("default/model")
+        assert cached is not None
+        assert cached["metadata"]["resourceVersion"] == created.metadata.resource_version
+        # a model of a write still to come is waited for, not skipped
+        ahead = k8s.V1Pod(metadata=k8s.V1ObjectMeta(resource_version=str(10**12)))
+        assert not informer.wait_for_resource_version(ahead, timeout=0.1)
     finally:
         informer.stop()
+
+
+@pytest.mark.parametrize(
+    ("target", "error"),
+    [
+        ("not-a-number", ValueError),
+        ({"metadata": {}}, ValueError),
+        ({"kind": "Pod"}, TypeError),
+        (object(), TypeError),
+        (b"12", TypeError),
+        (True, TypeError),
+        (None, TypeError),
+    ],
+)
+def test_bad_targets_raise(
+    api_server: ApiServer, client: Any, target: object, error: type[Exception]
+) -> None:
+    informer = make_informer(client)
+    with pytest.raises(error):
+        informer.wait_for_resource_version(target, 1)
+
+
+def test_a_stopped_informer(api_server: ApiServer, client: Any) -> None:
+    informer = make_informer(client)
+    informer.start()
+    assert informer.wait_synced(10)
+    informer.stop()
     assert not informer.wait_for_resource_version(10**12, 1)  # stopped: returns at once
