@@ -24,6 +24,7 @@ from informers.cache.reflector import ReflectorConfig
 from informers.cache.wait import pending_after_wait
 from informers.errors import (
     ApiError,
+    CacheSyncTimeoutError,
     InformerStateError,
     UnknownResourceError,
     permanent_failure_hint,
@@ -58,8 +59,8 @@ class SharedInformerFactory:
     :param fail_fast: stop an informer whose list keeps failing in a way that
         does not heal by itself (400, 401, 403, 404: a resource the server
         does not serve, a bad selector, credentials or RBAC), instead of
-        retrying it with backoff; :meth:`wait_for_cache_sync` then reports it
-        at once. Off by default, as in client-go: a CRD installed later heals
+        retrying it with backoff; :meth:`wait_for_cache_sync` then raises
+        at once, naming it. Off by default, as in client-go: a CRD installed later heals
         a 404.
     :param transform: set on every informer (see
         :meth:`SharedIndexInformer.set_transform`).
@@ -214,16 +215,43 @@ class SharedInformerFactory:
                     raise InformerStateError("the factory was shut down") from exc
                 raise
 
-    def wait_for_cache_sync(self, timeout: float | None = None) -> dict[str, str]:
-        """Block until every started informer synced (or stopped: at once)
-        or ``timeout`` passed.
+    def wait_for_cache_sync(
+        self, timeout: float | None = None, stop: threading.Event | None = None
+    ) -> bool:
+        """The gate, with the contract of :func:`informers.wait_for_cache_sync`:
+        block until every started informer synced and return True; return
+        False when ``stop`` is set first.
 
-        Returns the informers that are not synced, keyed by the resource's
-        short name (``"pods"``, ``"deployments.apps"``), with why (empty: all
-        synced); never raises on a timeout. This is client-go's
-        ``factory.WaitForCacheSync``, a report;
-        :func:`informers.cache.wait.wait_for_cache_sync` is the gate that raises.
+        Raises :class:`~informers.errors.CacheSyncTimeoutError` when
+        ``timeout`` seconds pass first, or at once when an informer can never
+        sync (it stopped, or with ``fail_fast`` its list failed in a way that
+        does not heal, and it was stopped): its ``not_synced`` maps each such
+        resource's short name (``"pods"``, ``"deployments.apps"``) to why, as
+        :meth:`unsynced` does, with what to check for a permanent failure.
+        ``timeout=None`` waits without limit.
         """
+        not_synced = self._wait_unsynced(timeout, stop)
+        if not_synced is None:
+            return False
+        if not_synced:
+            raise CacheSyncTimeoutError(not_synced)
+        return True
+
+    def unsynced(self, timeout: float | None = 0.0) -> dict[str, str]:
+        """A report rather than a gate (client-go's ``factory.WaitForCacheSync``):
+        wait up to ``timeout`` seconds (default: not at all; ``None``: without
+        limit) for every started informer to sync, or to stop, then return the
+        ones that are not synced, keyed by the resource's short name, with why
+        (the last error, the permanent-failure hint, ``"stopped"``); empty when
+        all synced. Never raises on a timeout."""
+        not_synced = self._wait_unsynced(timeout, None)
+        assert not_synced is not None  # no stop event: never cut short
+        return not_synced
+
+    def _wait_unsynced(
+        self, timeout: float | None, stop: threading.Event | None
+    ) -> dict[str, str] | None:
+        """Wait as :meth:`unsynced` does (``None`` when ``stop`` was set first)."""
         with self._lock:
             started = [(r, self._informers[r]) for r in self._started]
         checks: list[Any] = [i for _, i in started]
@@ -232,7 +260,8 @@ class SharedInformerFactory:
             checks = [partial(_synced_or_failed, i) for i in checks]
         # Real time, like the informers' own ``wait_synced``: a fake clock given to
         # the factory drives resyncs and backoff, not this caller's patience.
-        pending_after_wait(checks, timeout)
+        if pending_after_wait(checks, timeout, stop) is None:
+            return None
         not_synced: dict[str, str] = {}
         for resource, informer in started:
             if informer.has_synced():

@@ -92,8 +92,10 @@ def wait_for_cache_sync(
     is not synced stopped (an informer stopped, a registration removed: it
     never will sync), and
     :class:`~informers.errors.CacheSyncTimeoutError` naming the checks that are
-    not synced when ``timeout`` seconds pass. (The factory's method of the same
-    name reports instead of raising: see the module docstring.)
+    not synced when ``timeout`` seconds pass.
+    :meth:`SharedInformerFactory.wait_for_cache_sync
+    <informers.cache.factory.SharedInformerFactory.wait_for_cache_sync>` is
+    the same gate over a factory's informers.
     """
     pending = pending_after_wait(checks, timeout, stop)
     if pending is None:

@@ -382,9 +382,9 @@ def run_demo(
 
         started = time.monotonic()
         factory.start()
-        not_synced = factory.wait_for_cache_sync(timeout=60)
-        if not_synced or not registration.wait_synced(60):
-            raise TimeoutError(f"informer did not sync: {not_synced}")
+        factory.wait_for_cache_sync(timeout=60)  # raises CacheSyncTimeoutError
+        if not registration.wait_synced(60):
+            raise TimeoutError("the demo's event handler did not sync")
         report.sync_seconds = time.monotonic() - started
         say(f"synced {len(informer.get_indexer())} pods in {report.sync_seconds:.2f} s")
         fired = ready.get(timeout=60)

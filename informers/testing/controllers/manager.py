@@ -14,7 +14,7 @@ import threading
 from typing import Any
 
 from informers.cache.factory import SharedInformerFactory
-from informers.errors import CacheSyncTimeoutError, InformerStateError
+from informers.errors import InformerStateError
 from informers.testing.controllers.api import JsonApi
 from informers.testing.controllers.deployment import deployment_controller
 from informers.testing.controllers.garbagecollector import (
@@ -137,9 +137,7 @@ class ControllerManager:
         for resource in (PODS, REPLICASETS):
             inf[resource].add_indexers({OWNER_UID_INDEX: owner_uid_index})
         factory.start()
-        failed = factory.wait_for_cache_sync(self._sync_timeout)
-        if failed:
-            raise CacheSyncTimeoutError(failed)
+        factory.wait_for_cache_sync(self._sync_timeout)  # raises CacheSyncTimeoutError
         makers = {
             "garbage-collector": lambda: garbage_collector(
                 api, {r: inf[r] for r in (DEPLOYMENTS, REPLICASETS, JOBS, PODS)}

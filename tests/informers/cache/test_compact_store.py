@@ -558,7 +558,7 @@ def test_factory_store_option(api_server: ApiServer) -> None:
     try:
         informer = factory.pods()
         factory.start()
-        assert factory.wait_for_cache_sync(30) == {}
+        assert factory.wait_for_cache_sync(30)
         assert isinstance(informer.get_store(), CompactStore)
         assert len(factory.lister(PODS).namespace("a").list()) == 5
     finally:

@@ -13,7 +13,12 @@ import pytest
 from informers.cache.factory import SharedInformerFactory
 from informers.cache.informer import ResourceEventHandlerFuncs
 from informers.cache.reflector import ReflectorConfig
-from informers.errors import ApiError, InformerStateError, UnknownResourceError
+from informers.errors import (
+    ApiError,
+    CacheSyncTimeoutError,
+    InformerStateError,
+    UnknownResourceError,
+)
 from informers.rest.listwatch import ListOptions, discover_resource
 from informers.testing import ApiServer
 from informers.wire.resources import CONFIGMAPS, DEPLOYMENTS, PODS, Resource
@@ -35,7 +40,7 @@ def test_factory_shares_informers_and_syncs(api_server: ApiServer, client: Any) 
         assert factory.for_resource(PODS) is pods
         cms = factory.configmaps()
         factory.start()
-        assert factory.wait_for_cache_sync(timeout=10) == {}
+        assert factory.wait_for_cache_sync(timeout=10)
         assert [p["metadata"]["name"] for p in factory.lister(PODS).list("app=web")] == ["a"]
         assert factory.lister(CONFIGMAPS).namespace("default").get("c") is not None
         assert cms.has_synced()
@@ -43,7 +48,7 @@ def test_factory_shares_informers_and_syncs(api_server: ApiServer, client: Any) 
         deployments = factory.deployments()
         assert not deployments.has_synced()
         factory.start()
-        assert factory.wait_for_cache_sync(timeout=10) == {}
+        assert factory.wait_for_cache_sync(timeout=10)
     finally:
         factory.shutdown()
     assert all(i.is_stopped() for i in factory.informers().values())
@@ -68,7 +73,7 @@ def test_factory_namespace_tweak_and_transform(api_server: ApiServer, client: An
     try:
         pods = factory.pods()
         factory.start()
-        assert factory.wait_for_cache_sync(timeout=10) == {}
+        assert factory.wait_for_cache_sync(timeout=10)
         objs = pods.get_store().list()
         assert [o["metadata"]["name"] for o in objs] == ["a"]
         assert objs[0]["stripped"]
@@ -85,9 +90,13 @@ def test_wait_for_cache_sync_says_why(api_server: ApiServer, client: Any) -> Non
         pods.set_watch_error_handler(lambda r, e: reported.set())
         factory.start()
         assert reported.wait(10)
-        not_synced = factory.wait_for_cache_sync(timeout=0.2)
+        with pytest.raises(CacheSyncTimeoutError) as raised:
+            factory.wait_for_cache_sync(timeout=0.2)
+        not_synced = raised.value.not_synced
         assert list(not_synced) == ["pods"]  # keyed by the short name
         assert "403" in not_synced["pods"]
+        assert "403" in str(raised.value)
+        assert factory.unsynced() == not_synced  # the report, without waiting
     finally:
         api_server.clear_faults()
         factory.shutdown()
@@ -159,7 +168,7 @@ def test_for_resource_discovers_custom_resources(api_server: ApiServer, client: 
         informer = factory.for_resource("widgets.example.com")
         assert factory.for_resource("wd") is informer  # same resource, one informer
         factory.start()
-        assert factory.wait_for_cache_sync(timeout=10) == {}
+        assert factory.wait_for_cache_sync(timeout=10)
         assert [o["metadata"]["name"] for o in informer.get_store().list()] == ["w1"]
     finally:
         factory.shutdown()
@@ -205,7 +214,7 @@ def test_a_failure_that_cannot_heal_is_reported_once_with_what_to_check(
         assert "nothings.example.com" in message
         assert "CustomResourceDefinition" in message
         assert "Resource(" not in message  # the short name, not a repr
-        not_synced = factory.wait_for_cache_sync(timeout=0.1)
+        not_synced = factory.unsynced(timeout=0.1)
         assert list(not_synced) == ["nothings.example.com"]
         assert "does not serve nothings.example.com" in not_synced["nothings.example.com"]
         assert not informer.is_stopped()
@@ -222,7 +231,9 @@ def test_fail_fast_stops_an_informer_that_cannot_heal(api_server: ApiServer, cli
         factory.start()
         # No timeout: returns as soon as the 404 is seen (a wait that did not
         # fail fast would block until the test's own timeout).
-        not_synced = factory.wait_for_cache_sync(timeout=None)
+        with pytest.raises(CacheSyncTimeoutError) as raised:
+            factory.wait_for_cache_sync(timeout=None)
+        not_synced = raised.value.not_synced
         assert list(not_synced) == ["nothings.example.com"]
         assert not_synced["nothings.example.com"].startswith("failed, stopped: 404")
         assert nothings.is_stopped()
@@ -231,4 +242,32 @@ def test_fail_fast_stops_an_informer_that_cannot_heal(api_server: ApiServer, cli
         assert reflector is not None
         assert reflector.permanent_error() is not None
     finally:
+        factory.shutdown()
+
+
+def test_wait_for_cache_sync_is_the_gate(api_server: ApiServer, client: Any) -> None:
+    # One contract with informers.wait_for_cache_sync (issue 30 item 3): a
+    # user's ``if not factory.wait_for_cache_sync(...): fail()`` works.
+    api_server.create(PODS, {"metadata": {"name": "a"}, "spec": {}})
+    factory = SharedInformerFactory(client)
+    try:
+        factory.pods()
+        factory.start()
+        assert factory.wait_for_cache_sync(timeout=10) is True
+        assert factory.unsynced() == {}
+    finally:
+        factory.shutdown()
+
+
+def test_wait_for_cache_sync_returns_false_on_stop(api_server: ApiServer, client: Any) -> None:
+    api_server.fail_next(1000, 500, path_prefix="/api/v1/pods")
+    factory = SharedInformerFactory(client)
+    stop = threading.Event()
+    stop.set()
+    try:
+        factory.pods()
+        factory.start()
+        assert factory.wait_for_cache_sync(timeout=None, stop=stop) is False
+    finally:
+        api_server.clear_faults()
         factory.shutdown()

@@ -19,7 +19,7 @@ from informers.cache.factory import SharedInformerFactory
 from informers.cache.informer import ResourceEventHandlerFuncs, SharedIndexInformer
 from informers.cache.store import Indexer
 from informers.cache.wait import wait_for_cache_sync
-from informers.errors import InformerStateError
+from informers.errors import CacheSyncTimeoutError, InformerStateError
 from informers.rest.listwatch import ListOptions
 from informers.testing.fake import FakeListerWatcher, FakeWatch
 from informers.util.clock import RealClock
@@ -322,7 +322,8 @@ def test_stop_releases_sync_waiters_at_once(kind: str, monkeypatch: pytest.Monke
     if kind == "gate":
         assert isinstance(result, InformerStateError)
     elif kind == "factory":
-        assert result == {"pods": "stopped"}
+        assert isinstance(result, CacheSyncTimeoutError)
+        assert result.not_synced == {"pods": "stopped"}
     else:
         assert result is False
 

@@ -224,7 +224,7 @@ def test_discovery_and_informer_through_the_fallback(
         try:
             factory.configmaps()
             factory.start()
-            assert factory.wait_for_cache_sync(timeout=10) == {}
+            assert factory.wait_for_cache_sync(timeout=10)
             assert factory.lister(CONFIGMAPS).namespace("default").get("c") is not None
         finally:
             factory.shutdown()
