@@ -31,7 +31,8 @@ handler synced, i.e. every object of the informer's initial list is in the
 queue), waiting up to ``sync_timeout`` seconds for each; then it starts the
 workers. A source that does not sync in time fails the start with
 :class:`~informers.errors.CacheSyncTimeoutError` naming it (and saying when
-its informer is not started). **The controller never starts an informer**:
+its informer is not started: that fails at once, without waiting).
+**The controller never starts an informer**:
 informers are shared, their owner (you, or a
 :class:`~informers.cache.factory.SharedInformerFactory`) starts and stops them.
 :meth:`Controller.stop` stops the sources (no new requests), shuts the queue
@@ -92,6 +93,10 @@ BatchReconcileFunc: TypeAlias = Callable[
 ]
 
 _NEW, _STARTING, _RUNNING, _STOPPING, _STOPPED = "new", "starting", "running", "stopping", "stopped"
+
+
+#: Why a source whose informer nobody started cannot sync.
+_NOT_STARTED = "the informer is not started: start it, or its factory, first"
 
 
 class _RecordingLimiter:
@@ -379,6 +384,9 @@ class Controller:
                     break
                 source.start(self._queue)
                 started.append(source)
+                if isinstance(source, HandlerSource) and not source.informer_started():
+                    # It cannot sync until its owner starts it: say so now.
+                    raise CacheSyncTimeoutError({source.name: _NOT_STARTED})
                 if not source.wait_synced(self._sync_timeout) and not self._stop_requested():
                     raise CacheSyncTimeoutError({source.name: self._not_synced_reason(source)})
                 log.info("controller %s: source %s synced", self._name, source.name)
@@ -424,7 +432,7 @@ class Controller:
         timeout = "ever" if self._sync_timeout is None else f"{self._sync_timeout} s"
         reason = f"initial state not pushed after {timeout}"
         if isinstance(source, HandlerSource) and not source.informer_started():
-            reason += " (the informer is not started: start it, or its factory, first)"
+            reason += f" ({_NOT_STARTED})"
         return reason
 
     def _abort_start(self, started: list[Source]) -> None:

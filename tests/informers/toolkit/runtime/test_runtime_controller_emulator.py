@@ -183,6 +183,22 @@ def test_sources_push_their_initial_state_in_order_before_workers_start(
     assert all(synced_at_reconcile)
 
 
+def test_an_informer_nobody_started_fails_the_start_at_once(
+    api_server: ApiServer, make_informer: MakeInformer
+) -> None:
+    # Issue 30 item 4: no silent wait of sync_timeout (60 s by default) first.
+    cms = make_informer(CONFIGMAPS)
+    controller = Controller("never", lambda r: None, [InformerSource(cms)], sync_timeout=2)
+    with pytest.raises(CacheSyncTimeoutError) as info:
+        controller.start()
+    assert info.value.not_synced == {  # not "initial state not pushed after 2 s"
+        "informer configmaps": "the informer is not started: start it, or its factory, first"
+    }
+    assert cms.registrations() == []
+    assert not controller.is_running()
+    controller.stop()
+
+
 def test_the_sync_timeout_names_the_informer_not_started(
     api_server: ApiServer, make_informer: MakeInformer
 ) -> None:
