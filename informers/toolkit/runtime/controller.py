@@ -67,7 +67,13 @@ from informers.toolkit.runtime.metrics import (
     NoopControllerMetricsProvider,
 )
 from informers.toolkit.runtime.request import Request, Result
-from informers.toolkit.runtime.sources import HandlerSource, Source, coerce_request
+from informers.toolkit.runtime.sources import (
+    HandlerSource,
+    InformerSource,
+    MapErrorReporter,
+    Source,
+    coerce_request,
+)
 from informers.toolkit.workqueue import (
     DEFAULT_MAX_WAIT,
     MetricsProvider,
@@ -382,6 +388,10 @@ class Controller:
             for source in self._sources:
                 if self._stop_requested():
                     break
+                if isinstance(source, InformerSource):
+                    source.report_map_errors(
+                        MapErrorReporter(self._name, self._metrics.map_errors.inc)
+                    )
                 source.start(self._queue)
                 started.append(source)
                 if isinstance(source, HandlerSource) and not source.informer_started():

@@ -20,7 +20,11 @@ the metrics controller-runtime reports (same names and labels in
 * ``controller_runtime_reconcile_timeouts_total{controller}``: counter of
   reconciles still running past the controller's ``reconcile_timeout`` (not
   a controller-runtime metric). Optional: a provider without
-  ``new_reconcile_timeouts_metric`` does not count them.
+  ``new_reconcile_timeouts_metric`` does not count them;
+* ``controller_runtime_map_errors_total{controller}``: counter of events
+  whose source's ``map_func`` raised (the event caused no request; not a
+  controller-runtime metric). Optional, as the timeouts counter:
+  ``new_map_errors_metric``.
 
 As in controller-runtime, a terminal error counts as ``result="error"`` in
 the total and in the errors counter, and in the terminal counter besides.
@@ -110,6 +114,9 @@ class NoopControllerMetricsProvider:
     def new_reconcile_timeouts_metric(self, controller: str) -> CounterMetric:
         return NOOP_METRIC
 
+    def new_map_errors_metric(self, controller: str) -> CounterMetric:
+        return NOOP_METRIC
+
 
 @dataclass(frozen=True, slots=True)
 class ControllerMetrics:
@@ -122,14 +129,17 @@ class ControllerMetrics:
     max_concurrent_reconciles: CallbackGaugeMetric
     active_workers: CallbackGaugeMetric
     reconcile_timeouts: CounterMetric
+    map_errors: CounterMetric
 
     @classmethod
     def create(cls, provider: ControllerMetricsProvider, controller: str) -> ControllerMetrics:
         """Ask ``provider`` for every metric of ``controller`` (each result
         label made at once, so every series exists from zero). The timeouts
-        counter is optional: asked for only when the provider has
-        ``new_reconcile_timeouts_metric``."""
+        and map errors counters are optional: asked for only when the
+        provider has ``new_reconcile_timeouts_metric`` /
+        ``new_map_errors_metric``."""
         timeouts = getattr(provider, "new_reconcile_timeouts_metric", None)
+        map_errors = getattr(provider, "new_map_errors_metric", None)
         return cls(
             reconcile_total={
                 result: provider.new_reconcile_total_metric(controller, result)
@@ -141,4 +151,5 @@ class ControllerMetrics:
             max_concurrent_reconciles=provider.new_max_concurrent_reconciles_metric(controller),
             active_workers=provider.new_active_workers_metric(controller),
             reconcile_timeouts=NOOP_METRIC if timeouts is None else timeouts(controller),
+            map_errors=NOOP_METRIC if map_errors is None else map_errors(controller),
         )

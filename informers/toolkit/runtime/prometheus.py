@@ -47,6 +47,7 @@ class _Collectors:
     max_concurrent: Any
     active: Any
     timeouts: Any
+    map_errors: Any
 
 
 # Collectors per registry, so a second provider on one registry reuses them
@@ -115,6 +116,12 @@ def _make_collectors(registry: Any, buckets: Sequence[float]) -> _Collectors:
             label,
             registry=registry,
         ),
+        map_errors=prom.Counter(
+            "controller_runtime_map_errors_total",
+            "Total number of events whose source's map function raised per controller",
+            label,
+            registry=registry,
+        ),
     )
 
 
@@ -173,4 +180,8 @@ class PrometheusControllerMetrics:
 
     def new_reconcile_timeouts_metric(self, controller: str) -> CounterMetric:
         counter: CounterMetric = self._c.timeouts.labels(controller=controller)
+        return counter
+
+    def new_map_errors_metric(self, controller: str) -> CounterMetric:
+        counter: CounterMetric = self._c.map_errors.labels(controller=controller)
         return counter

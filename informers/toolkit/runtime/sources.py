@@ -54,12 +54,17 @@ from informers.toolkit.runtime.request import Request
 from informers.toolkit.workqueue import PRIORITY_HIGH, PRIORITY_LOW, PriorityQueue
 from informers.util.backoff import jittered
 from informers.util.clock import REAL_CLOCK, Clock
-from informers.wire.objects import DeletedFinalStateUnknown, get_resource_version
+from informers.wire.objects import (
+    DeletedFinalStateUnknown,
+    deletion_handling_meta_namespace_key,
+    get_resource_version,
+)
 
 __all__ = [
     "ChannelSource",
     "HandlerSource",
     "InformerSource",
+    "MapErrorReporter",
     "PeriodicSource",
     "Sink",
     "Source",
@@ -144,6 +149,29 @@ def _mapped(map_func: MapFunc | None, obj: Any) -> list[Request]:
     return [coerce_request(r) for r in map_func(obj)]
 
 
+def _func_name(func: Any) -> str:
+    return str(getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or func)
+
+
+def _key_of(obj: Any) -> str:
+    try:
+        return deletion_handling_meta_namespace_key(obj)
+    except Exception:  # noqa: BLE001 - only for a log line
+        return f"a {type(obj).__name__}"
+
+
+class MapErrorReporter:
+    """Where an :class:`InformerSource` reports a ``map_func`` that raised:
+    the controller's name (for the log line) and a counter (the
+    controller's ``controller_runtime_map_errors_total``). Immutable."""
+
+    __slots__ = ("controller", "count")
+
+    def __init__(self, controller: str, count: Callable[[], None]) -> None:
+        self.controller = controller
+        self.count = count
+
+
 # --------------------------------------------------------------------------- informer
 
 
@@ -151,8 +179,11 @@ class _EnqueueHandler:
     """The informer event handler of an :class:`InformerSource`.
 
     Called on the registration's listener thread. It lets a raising predicate
-    or map function propagate: the listener logs it with the object's key and
-    goes on with the next event (that event causes no request).
+    propagate: the listener logs it with the object's key and goes on with
+    the next event (that event causes no request). A map function that raises
+    is caught here: logged at ERROR naming the controller, the map function,
+    the event and the key (with the traceback), and counted; that object's
+    event causes no request (the other object of an update still does).
 
     When the sink is a :class:`~informers.toolkit.workqueue.PriorityQueue`, the
     requests of an initial-list add and of a resync (an update whose resource
@@ -162,12 +193,33 @@ class _EnqueueHandler:
     """
 
     def __init__(
-        self, sink: Sink, predicates: tuple[Predicate, ...], map_func: MapFunc | None
+        self,
+        sink: Sink,
+        predicates: tuple[Predicate, ...],
+        map_func: MapFunc | None,
+        errors: MapErrorReporter,
     ) -> None:
         self._sink = sink
         self._predicates = predicates
         self._map_func = map_func
+        self._errors = errors
         self._prioritized = sink if isinstance(sink, PriorityQueue) else None
+
+    def _map(self, obj: Any, event: str) -> list[Request]:
+        try:
+            return _mapped(self._map_func, obj)
+        except Exception:
+            errors = self._errors
+            log.exception(
+                "controller %s: map function %s raised on %s of %s; the event causes no "
+                "request (counted in controller_runtime_map_errors_total)",
+                errors.controller,
+                _func_name(self._map_func),
+                event,
+                _key_of(obj),
+            )
+            errors.count()
+            return []
 
     def _push(self, requests: Iterable[Request], low: bool = False) -> None:
         prioritized = self._prioritized
@@ -181,7 +233,7 @@ class _EnqueueHandler:
 
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
         if all(p.create(obj) for p in self._predicates):
-            self._push(_mapped(self._map_func, obj), is_in_initial_list)
+            self._push(self._map(obj, "add"), is_in_initial_list)
 
     def on_update(self, old: Any, new: Any) -> None:
         if not all(p.update(old, new) for p in self._predicates):
@@ -193,8 +245,8 @@ class _EnqueueHandler:
         if self._map_func is None:
             self._push(request_for_object(new), resync)
             return
-        requests = _mapped(self._map_func, old)
-        requests += [r for r in _mapped(self._map_func, new) if r not in requests]
+        requests = self._map(old, "update (old object)")
+        requests += [r for r in self._map(new, "update") if r not in requests]
         self._push(requests, resync)
 
     def on_delete(self, obj: Any) -> None:
@@ -204,7 +256,7 @@ class _EnqueueHandler:
         if self._map_func is None:
             self._push(request_for_object(obj))  # a tombstone is keyed by its key
         else:
-            self._push(_mapped(self._map_func, target))
+            self._push(self._map(target, "delete"))
 
 
 class HandlerSource:
@@ -333,8 +385,13 @@ class InformerSource(HandlerSource):
     when the informer is running already), passed through predicates and map
     function into the sink.
 
-    A predicate or map function that raises is logged by the informer's
-    listener with the object's key; that event causes no request.
+    A predicate that raises is logged by the informer's listener with the
+    object's key; that event causes no request. A map function that raises
+    is logged at ERROR naming the controller (see :meth:`report_map_errors`),
+    the map function, the event and the key, and counted in the
+    controller's ``controller_runtime_map_errors_total``; that object's
+    event causes no request (it is not retried: a map function is expected
+    not to fail, fix it).
 
     Into a :class:`~informers.toolkit.workqueue.PriorityQueue` (a controller with
     ``priority_queue=True``) the requests of initial-list objects and of
@@ -359,9 +416,18 @@ class InformerSource(HandlerSource):
         self._predicates = _predicates(predicates)
         self._map_func = _check_map_func(map_func)
         self._resync_period = resync_period
+        # Set before start() (by the controller), read by add_handler().
+        self._map_errors = MapErrorReporter(self.name, lambda: None)
+
+    def report_map_errors(self, reporter: MapErrorReporter) -> None:
+        """Name the controller in the log line of a ``map_func`` that raised,
+        and count it with ``reporter.count``; a
+        :class:`~informers.toolkit.runtime.Controller` calls it before
+        :meth:`start`. Without it the line names the source and nothing counts."""
+        self._map_errors = reporter
 
     def add_handler(self, sink: Sink) -> Any:
-        handler = _EnqueueHandler(sink, self._predicates, self._map_func)
+        handler = _EnqueueHandler(sink, self._predicates, self._map_func, self._map_errors)
         return self.informer.add_event_handler(handler, self._resync_period)
 
 

@@ -346,3 +346,55 @@ def test_priority_queue_reconciles_an_event_before_the_initial_list(
             assert calls[-1] == calls[0]  # its retry kept its low priority: last
     finally:
         controller.stop()
+
+
+def test_a_map_function_that_raises_is_named_logged_and_counted(
+    api_server: ApiServer, make_informer: MakeInformer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Issue 30 item 12: not "handler _EnqueueHandler raised", and not lost
+    # without a trace: an ERROR naming the controller and the map function,
+    # and controller_runtime_map_errors_total.
+    import logging
+
+    import prometheus_client
+
+    from informers.toolkit.runtime.prometheus import PrometheusControllerMetrics
+
+    registry = prometheus_client.CollectorRegistry()
+    reconciled: list[Request] = []
+
+    def explode_or_own(obj: Any) -> list[Request]:
+        if obj["metadata"]["name"].startswith("explode"):
+            raise ValueError("no owner here")
+        return [Request("default", obj["metadata"]["name"])]
+
+    pods = make_informer(PODS)
+    pods.start()
+    controller = Controller(
+        "owners",
+        reconciled.append,
+        [InformerSource(pods, map_func=explode_or_own)],
+        metrics=PrometheusControllerMetrics(registry),
+    )
+    with caplog.at_level(logging.ERROR, "informers"):
+        controller.start()
+        try:
+            api_server.create(PODS, new_pod("explode-1"))
+            api_server.create(PODS, new_pod("fine"))
+            assert pods.wait_for_resource_version(api_server.resource_version, 10)
+            assert controller.wait_idle(10)
+        finally:
+            controller.stop()
+    assert reconciled == [Request("default", "fine")]  # the raising event made no request
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1, caplog.text
+    message = errors[0].getMessage()
+    assert "controller owners" in message
+    assert "explode_or_own" in message
+    assert "add of default/explode-1" in message
+    assert "_EnqueueHandler" not in message
+    assert errors[0].exc_info is not None  # the traceback
+    count = registry.get_sample_value(
+        "controller_runtime_map_errors_total", {"controller": "owners"}
+    )
+    assert count == 1.0
