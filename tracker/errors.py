@@ -185,14 +185,15 @@ class InvalidObjectError(MirrorError, ValueError):
 
 class SchemaMismatchError(MirrorError):
     """The table found in the database differs from the declaration in a way
-    the mirror does not migrate (it only adds columns; it never drops or
-    rewrites data). ``differences`` lists each difference in words."""
+    the mirror does not migrate (it adds columns; it drops one only when told
+    to, and never rewrites data). ``differences`` lists each difference in
+    words."""
 
     def __init__(self, table: str, differences: list[str]) -> None:
         detail = "; ".join(differences)
         super().__init__(
             f"table {table!r} does not match its declaration: {detail} "
-            "(the mirror only adds columns; change the declaration back, or migrate "
+            "(the mirror adds columns by itself; change the declaration back, or migrate "
             "or drop the table yourself)"
         )
         self.table = table

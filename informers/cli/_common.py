@@ -38,6 +38,7 @@ __all__ = [
     "positive_int",
     "safe_url",
     "EMBEDDED_NAMESPACES",
+    "REACHABLE_GRACE",
     "REACHABLE_TIMEOUT",
     "EXIT_INTERRUPTED",
     "Churn",
@@ -209,6 +210,8 @@ def connect(kubeconfig: str | None, context: str | None, embedded: bool) -> Clus
 #: Seconds the reachability check waits for the API server to connect and
 #: answer its one-object list.
 REACHABLE_TIMEOUT = 10.0
+#: Seconds past the end of ``--duration`` the reachability check may still wait.
+REACHABLE_GRACE = 2.0
 
 
 def check_reachable(
@@ -224,13 +227,14 @@ def check_reachable(
     :class:`CommandError` before anything starts.
 
     Blocks on one HTTP request (one attempt), for at most
-    :data:`REACHABLE_TIMEOUT` seconds and never past ``deadline`` (a
-    :func:`time.monotonic` time: the end of ``--duration``); a signal of
+    :data:`REACHABLE_TIMEOUT` seconds and at most :data:`REACHABLE_GRACE`
+    seconds past ``deadline`` (a :func:`time.monotonic` time: the end of
+    ``--duration``); a signal of
     ``signals`` ends it at once (the error's exit code is then
     :data:`EXIT_INTERRUPTED` for SIGINT). Call from the main thread."""
     limit = REACHABLE_TIMEOUT
-    if deadline is not None:
-        limit = max(0.1, min(limit, deadline - time.monotonic()))
+    if deadline is not None:  # a little past it: a short --duration still gets an answer
+        limit = min(limit, max(0.0, deadline - time.monotonic()) + REACHABLE_GRACE)
     aborter = RequestAborter()
     lister = HTTPListerWatcher(
         cluster.api_client, resource, namespace, list_read_timeout=limit

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import logging
 import random
+import re
 import sys
 import time
 from typing import Any
@@ -35,10 +36,11 @@ from informers.cli._common import (
     safe_url,
     seed_cluster,
 )
+from informers.cli._paths import split_path, unmatched_warning
 from informers.errors import ApiError, UnknownResourceError
 from informers.wire.resources import Resource
 
-__all__ = ["add_parser", "parse_column", "run_mirror"]
+__all__ = ["COLUMN_TYPE_NAMES", "add_parser", "parse_column", "run_mirror"]
 
 log = logging.getLogger(__name__)
 
@@ -47,20 +49,60 @@ log = logging.getLogger(__name__)
 DRAIN_TIMEOUT = 30.0
 
 
-def parse_column(text: str) -> tuple[str, str, str]:
-    """``RESOURCE=PATH`` or ``RESOURCE=NAME:PATH`` as ``(resource, name,
-    path)``; the name defaults to the path's last key (``status.phase`` →
-    ``phase``). An argparse type: raises :class:`argparse.ArgumentTypeError`."""
+#: ``--column`` types: what the command line says, the mirror's column type.
+COLUMN_TYPE_NAMES = {
+    "text": "text",
+    "int": "integer",
+    "integer": "integer",
+    "float": "float",
+    "bool": "boolean",
+    "boolean": "boolean",
+    "json": "json",
+    "timestamp": "timestamp",
+}
+
+
+def parse_column(text: str) -> tuple[str, str, str, str]:
+    """``RESOURCE=[NAME:]PATH[:TYPE]`` as ``(resource, name, path, type)``.
+
+    The name defaults to the path's last key made an identifier
+    (``status.phase`` → ``phase``); the path is kubectl's form (``\\.``
+    escapes a dot inside a key, ``[N]`` indexes a list: see
+    :mod:`informers.cli._paths`); the type is one of
+    :data:`COLUMN_TYPE_NAMES` (default ``text``), returned as the mirror
+    names it (``int`` → ``integer``). An argparse type: raises
+    :class:`argparse.ArgumentTypeError`."""
     resource, sep, rest = text.partition("=")
     if not sep or not resource.strip() or not rest.strip():
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not RESOURCE=PATH or RESOURCE=NAME:PATH (e.g. pods=status.phase)"
+            f"{text!r} is not RESOURCE=[NAME:]PATH[:TYPE] (e.g. pods=status.phase, "
+            "pods=ready:status.containerStatuses[0].ready:bool)"
         )
-    name, colon, path = rest.partition(":")
-    if not colon:
-        path = rest
-        name = rest.rsplit(".", 1)[-1]
-    return resource.strip(), name.strip(), path.strip()
+    pieces = [piece.strip() for piece in rest.split(":")]
+    column_type = "text"
+    if len(pieces) > 1 and pieces[-1] in COLUMN_TYPE_NAMES:
+        column_type = COLUMN_TYPE_NAMES[pieces.pop()]
+    elif len(pieces) == 3:
+        raise argparse.ArgumentTypeError(
+            f"--column {text!r}: type {pieces[2]!r} is not one of "
+            f"{', '.join(sorted(COLUMN_TYPE_NAMES))}"
+        )
+    if len(pieces) > 2:
+        raise argparse.ArgumentTypeError(f"{text!r} is not RESOURCE=[NAME:]PATH[:TYPE]")
+    path = pieces[-1]
+    try:
+        parts = split_path(path)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"--column {text!r}: {error}") from None
+    name = pieces[0] if len(pieces) == 2 else _identifier(parts[-1])
+    return resource.strip(), name, path, column_type
+
+
+def _identifier(key: str) -> str:
+    """A column name made of a path's last key (``app.kubernetes.io/name`` →
+    ``app_kubernetes_io_name``)."""
+    name = re.sub(r"[^a-z0-9_]+", "_", key.lower()).strip("_") or "value"
+    return f"c_{name}" if name[0].isdigit() else name
 
 
 def _require_mirror_extra() -> None:
@@ -71,9 +113,24 @@ def _require_mirror_extra() -> None:
 
 
 def _open_tables(
-    db: Any, resources: list[Resource], columns: dict[Resource, list[Any]]
+    db: Any, resources: list[Resource], columns: dict[Resource, list[Any]], drop: bool
 ) -> list[Any]:
-    return [db.store(resource, columns.get(resource, ())) for resource in resources]
+    return [
+        db.store(resource, columns.get(resource, ()), drop_undeclared_columns=drop)
+        for resource in resources
+    ]
+
+
+def _warn_unmatched(
+    factory: SharedInformerFactory, probes: list[tuple[str, Resource, Any]]
+) -> None:
+    """One line on stderr per ``--column`` whose path found nothing in the
+    first cached objects of its kind."""
+    for option, resource, column in probes:
+        objects = factory.for_resource(resource).get_store().list()
+        message = unmatched_warning(option, column.parts, objects, str(resource))
+        if message is not None:
+            print(f"kube-informers mirror: warning: {message}", file=sys.stderr, flush=True)
 
 
 def _resolve(factory: SharedInformerFactory, names: list[str], cluster: Cluster) -> list[Resource]:
@@ -142,14 +199,17 @@ def _run(args: argparse.Namespace, console: Any) -> int:
         try:
             resources = _resolve(factory, args.resource, cluster)
             columns: dict[Resource, list[Any]] = {}
-            for resource_name, name, path in args.column or []:
+            probes: list[tuple[str, Resource, Any]] = []  # (option, resource, column)
+            for resource_name, name, path, column_type in args.column or []:
                 resource = _resolve(factory, [resource_name], cluster)[0]
                 if resource not in resources:
                     raise CommandError(f"--column {resource_name}=...: {resource} is not mirrored")
                 try:
-                    columns.setdefault(resource, []).append(Column(name, path))
+                    column = Column(name, split_path(path), column_type)
                 except MirrorError as error:
                     raise CommandError(f"--column {resource_name}={path}: {error}") from None
+                columns.setdefault(resource, []).append(column)
+                probes.append((f"--column {resource_name}={name}:{path}", resource, column))
             for resource in resources:
                 check_reachable(
                     cluster,
@@ -160,7 +220,7 @@ def _run(args: argparse.Namespace, console: Any) -> int:
                 )
             try:
                 db = MirrorDatabase(args.db)
-                tables = _open_tables(db, resources, columns)
+                tables = _open_tables(db, resources, columns, args.drop_undeclared_columns)
             except ImportError as error:  # the URL's driver (psycopg) is not installed
                 raise CommandError(
                     f"database driver missing ({error}): {MIRROR_EXTRA_HINT}"
@@ -174,6 +234,7 @@ def _run(args: argparse.Namespace, console: Any) -> int:
             for table in tables:
                 controllers.append(mirror_controller(table, cluster.api_client, factory))
             _start(controllers, tables, console, as_json, signals)
+            _warn_unmatched(factory, probes)
             if not as_json:
                 console.print(
                     f"mirroring {', '.join(str(r) for r in resources)} into {safe_url(args.db)} "
@@ -296,8 +357,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "-c",
         action="append",
         type=parse_column,
-        help="an indexed column: RESOURCE=PATH or RESOURCE=NAME:PATH (pods=status.phase); "
-        "repeatable",
+        help="an indexed column: RESOURCE=[NAME:]PATH[:TYPE], TYPE one of text (default), "
+        "int, float, bool, json, timestamp (pods=status.phase, "
+        "pods=ready:status.containerStatuses[0].ready:bool); escape dots inside a key: "
+        "pods=app:metadata.labels.app\\.kubernetes\\.io/name; repeatable",
+    )
+    mirror.add_argument(
+        "--drop-undeclared-columns",
+        action="store_true",
+        help="drop the columns an earlier run declared that this one does not (with their "
+        "data); without it such a column is an error",
     )
     mirror.add_argument(
         "--db",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import collections
 import random
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -35,6 +36,7 @@ from informers.cli._common import (
     quiet_logging,
     seed_cluster,
 )
+from informers.cli._paths import split_path, unmatched_warning, value_at
 from informers.errors import ApiError, SelectorParseError, UnknownResourceError
 from informers.rest.listwatch import ListOptions
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
@@ -50,33 +52,28 @@ REFRESH = 0.25
 
 
 def parse_index(text: str) -> tuple[str, str]:
-    """``NAME=PATH`` as ``(name, path)``. An argparse type: raises
+    """``NAME=PATH`` as ``(name, path)``; the path is checked as
+    :func:`~informers.cli._paths.split_path` reads it (``\\.`` escapes a dot
+    inside a key, ``[N]`` indexes a list). An argparse type: raises
     :class:`argparse.ArgumentTypeError`."""
     name, sep, path = text.partition("=")
     if not sep or not name.strip() or not path.strip():
         raise argparse.ArgumentTypeError(f"{text!r} is not NAME=PATH (e.g. node=spec.nodeName)")
+    try:
+        split_path(path.strip())
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     return name.strip(), path.strip()
 
 
 def index_by_path(path: str) -> Any:
-    """An index function: the value at dotted ``path`` (a number indexes a
-    list) as text; a list value gives each element; missing gives nothing."""
-    parts = path.split(".")
+    """An index function: the value at ``path`` (kubectl's form: keys joined
+    by dots, ``\\.`` a dot inside a key, ``[N]`` or ``.N`` a list element) as
+    text; a list value gives each element; missing gives nothing."""
+    parts = split_path(path)
 
     def index(obj: Any) -> list[str]:
-        value: Any = obj
-        for part in parts:
-            if isinstance(value, dict):
-                value = value.get(part)
-            elif (
-                isinstance(value, list)
-                and part.isdigit()
-                and part.isascii()
-                and int(part) < len(value)
-            ):
-                value = value[int(part)]
-            else:
-                return []
+        value = value_at(obj, parts)
         if value is None:
             return []
         if isinstance(value, list):
@@ -84,6 +81,22 @@ def index_by_path(path: str) -> Any:
         return [str(value)]
 
     return index
+
+
+def _warn_unmatched(
+    informer: Any, indexes: list[tuple[str, str]], resource: Any, warn: Any
+) -> None:
+    """``warn`` one line per ``--index`` whose path found nothing in the
+    first cached objects."""
+    if not indexes:
+        return
+    objects = informer.get_store().list()
+    for name, path in indexes:
+        message = unmatched_warning(
+            f"--index {name}={path}", split_path(path), objects, str(resource)
+        )
+        if message is not None:
+            warn(message)
 
 
 def _meta(obj: Any) -> tuple[str, str]:
@@ -236,6 +249,11 @@ def run_watch(args: argparse.Namespace, console: Any) -> int:
                         REFRESH if left is None else min(REFRESH, left)
                     )
                 if synced:
+
+                    def warn(message: str) -> None:
+                        print(f"kube-informers watch: warning: {message}", file=sys.stderr)
+
+                    _warn_unmatched(informer, indexes, resource, warn)
                     with print_lock:
                         print_json(
                             {
@@ -255,6 +273,14 @@ def run_watch(args: argparse.Namespace, console: Any) -> int:
                     while True:
                         if not synced and registration.has_synced():
                             synced = True
+                            _warn_unmatched(
+                                informer,
+                                indexes,
+                                resource,
+                                lambda m: live.console.print(
+                                    f"warning: {m}", style="yellow", markup=False, highlight=False
+                                ),
+                            )
                             if cluster.server is not None:
                                 churn = Churn(cluster.server, random.Random(args.seed + 1))
                                 churn.start()
@@ -310,7 +336,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "-i",
         action="append",
         type=parse_index,
-        help="an index: NAME=PATH (node=spec.nodeName); repeatable",
+        help="an index: NAME=PATH (node=spec.nodeName, image=spec.containers[0].image); "
+        "escape dots inside a key: app=metadata.labels.app\\.kubernetes\\.io/name; repeatable",
     )
     watch.add_argument("--selector", "-l", help="a label selector (app=web,tier!=db)")
     add_cluster_options(watch)

@@ -211,14 +211,21 @@ class MirrorDatabase:
         *,
         table: str | None = None,
         store_secret_data: bool = False,
+        drop_undeclared_columns: bool = False,
     ) -> MirrorStore:
         """Open the table of ``resource``: a :class:`~tracker.mirror.MirrorStore`
         (see there for the parameters). Creates the table on first use, and
-        migrates it additively when ``columns`` gained some."""
+        migrates it additively when ``columns`` gained some (and drops the
+        columns no longer declared with ``drop_undeclared_columns``)."""
         from tracker.mirror.store import MirrorStore  # noqa: PLC0415 - store imports this module
 
         return MirrorStore(
-            self, resource, columns, table=table, store_secret_data=store_secret_data
+            self,
+            resource,
+            columns,
+            table=table,
+            store_secret_data=store_secret_data,
+            drop_undeclared_columns=drop_undeclared_columns,
         )
 
     def close(self) -> None:

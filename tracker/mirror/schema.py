@@ -71,9 +71,9 @@ BUILTIN_COLUMNS = (
 )
 
 #: The SQL types a declared column may have.
-ColumnType = Literal["text", "integer", "float", "boolean", "json"]
+ColumnType = Literal["text", "integer", "float", "boolean", "json", "timestamp"]
 #: The types a declared column may have.
-COLUMN_TYPES: tuple[str, ...] = ("text", "integer", "float", "boolean", "json")
+COLUMN_TYPES: tuple[str, ...] = ("text", "integer", "float", "boolean", "json", "timestamp")
 
 #: PostgreSQL's identifier limit (bytes); names are ASCII, so characters.
 MAX_IDENTIFIER_LENGTH = 63
@@ -165,7 +165,9 @@ class Column:
         list) or a sequence of keys, for keys with dots in them
         (``("metadata", "labels", "app.kubernetes.io/name")``).
     :param type: ``"text"`` (default), ``"integer"`` (64-bit), ``"float"``,
-        ``"boolean"`` or ``"json"`` (any value; JSONB on PostgreSQL).
+        ``"boolean"``, ``"json"`` (any value; JSONB on PostgreSQL) or
+        ``"timestamp"`` (an RFC 3339 time of the API, as a UTC timestamp with
+        time zone).
     :param index: create an index on the column (default: yes).
 
     A value that is missing, or not of the column's type, is stored as SQL
@@ -241,6 +243,8 @@ def _convert(value: Any, column_type: str) -> Any:
         return None
     if column_type == "boolean":
         return value if isinstance(value, bool) else None
+    if column_type == "timestamp":
+        return parse_timestamp(value)
     return value  # json
 
 

@@ -19,10 +19,12 @@ The contract:
 
 The table is created on first use. When a later run declares more columns,
 each is added (``ALTER TABLE ... ADD COLUMN``), indexed, and filled from the
-stored objects, in one transaction. Any other difference (a column dropped
-from the declaration, or declared with another path or type, a built-in
-column missing) raises :class:`~tracker.errors.SchemaMismatchError` naming
-each difference; no data is ever dropped. Changing ``store_secret_data`` of a
+stored objects, in one transaction. A column dropped from the declaration is
+dropped from the table (with its index and data) only with
+``drop_undeclared_columns=True``. Any other difference (that column without
+the option, a column declared with another path or type, a built-in column
+missing) raises :class:`~tracker.errors.SchemaMismatchError` naming each
+difference; no data is dropped otherwise. Changing ``store_secret_data`` of a
 Secrets table is handled as well: turned off, the stored ``data`` is removed
 at once; turned on, every row is marked stale so the next diff re-syncs it.
 
@@ -40,6 +42,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +81,7 @@ _SQL_TYPES: dict[str, Any] = {
     "integer": sa.BigInteger,
     "float": sa.Float,
     "boolean": sa.Boolean,
+    "timestamp": partial(sa.DateTime, timezone=True),
 }
 
 
@@ -106,6 +110,16 @@ def _sql_type(column: Column) -> sa.types.TypeEngine[Any]:
     return _SQL_TYPES[column.type]()  # type: ignore[no-any-return]
 
 
+def _same(stored: Any, extracted: Any) -> bool:
+    """Whether a stored column value equals the value extracted from an
+    object. SQLite hands timestamps back without their (UTC) time zone."""
+    if isinstance(stored, datetime) and isinstance(extracted, datetime):
+        if stored.tzinfo is None:
+            stored = stored.replace(tzinfo=UTC)
+        return bool(stored == extracted)
+    return bool(stored == extracted)
+
+
 def _quoted(name: str) -> sa.sql.elements.quoted_name:
     return sa.sql.elements.quoted_name(name, quote=True)
 
@@ -122,6 +136,9 @@ class MirrorStore:
     :param store_secret_data: for Secrets, keep ``data`` and ``stringData``
         (off by default: see :mod:`tracker.mirror.schema`). Ignored for other
         kinds.
+    :param drop_undeclared_columns: drop the declared columns an earlier run
+        added that this one does not declare (with their index and data),
+        instead of raising :class:`~tracker.errors.SchemaMismatchError`.
 
     Constructing the store creates or migrates its table (see the module
     docstring); it raises :class:`~tracker.errors.SchemaMismatchError`,
@@ -137,8 +154,10 @@ class MirrorStore:
         *,
         table: str | None = None,
         store_secret_data: bool = False,
+        drop_undeclared_columns: bool = False,
     ) -> None:
         self.database = database
+        self._drop_undeclared = bool(drop_undeclared_columns)
         self.resource = resource
         self.columns: tuple[Column, ...] = tuple(columns)
         names = [c.name for c in self.columns]
@@ -270,13 +289,21 @@ class MirrorStore:
             for name in BUILTIN_COLUMNS
             if name not in existing
         ]
+        dropped: list[str] = []
         for name in existing:
             if name in BUILTIN_COLUMNS:
                 continue
             if name not in declared:
+                if self._drop_undeclared:
+                    dropped.append(name)
+                    continue
                 spec = recorded.get(name)
                 was = f" ({describe_path(spec['path'])}, {spec['type']})" if spec else ""
-                differences.append(f"column {name!r}{was} is in the table but not declared")
+                differences.append(
+                    f"column {name!r}{was} is in the table but not declared "
+                    "(drop_undeclared_columns=True, or the CLI's --drop-undeclared-columns, "
+                    "drops it)"
+                )
                 continue
             column = declared[name]
             if name not in recorded:
@@ -294,6 +321,19 @@ class MirrorStore:
 
         added = [c for c in self.columns if c.name not in existing]
         prep = conn.dialect.identifier_preparer
+        for name in dropped:
+            index_name = identifier("ix", self.table_name, name)
+            if index_name in indexes:
+                conn.exec_driver_sql(f"DROP INDEX {prep.quote(index_name)}")
+            conn.exec_driver_sql(
+                f"ALTER TABLE {prep.quote(self.table_name)} DROP COLUMN {prep.quote(name)}"
+            )
+        if dropped:
+            log.warning(
+                "mirror: dropped columns %s of table %s (no longer declared)",
+                ", ".join(dropped),
+                self.table_name,
+            )
         for column in added:
             sql_type = self.table.c[column.name].type.compile(dialect=conn.dialect)
             conn.exec_driver_sql(
@@ -315,7 +355,7 @@ class MirrorStore:
             return
         if self.secret and bool(state.secret_data) != self.store_secret_data:
             self._secret_option_changed(conn)
-        if added or bool(state.secret_data) != self.store_secret_data:
+        if added or dropped or bool(state.secret_data) != self.store_secret_data:
             self._write_state(conn, insert=False)
 
     def _stored_objects(self, conn: Connection) -> Iterator[Sequence[Any]]:
@@ -431,7 +471,7 @@ class MirrorStore:
         if not self.columns:
             return True
         stored = prepare_object(obj, strip_secret_data=self._strip)
-        return all(row.columns.get(c.name) == c.extract(stored) for c in self.columns)
+        return all(_same(row.columns.get(c.name), c.extract(stored)) for c in self.columns)
 
     @staticmethod
     def key(row: MirrorRow) -> ObjectKey:

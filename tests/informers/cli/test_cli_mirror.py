@@ -261,7 +261,10 @@ def test_new_subcommands_describe_themselves(
     [
         (["mirror", "-r", "pods", "--duration", "0"], "above 0"),
         (["mirror", "-r", "pods", "--objects", "0"], "must be at least 1"),
-        (["mirror", "-r", "pods", "--column", "phase"], "is not RESOURCE=PATH"),
+        (["mirror", "-r", "pods", "--column", "phase"], "is not RESOURCE=[NAME:]PATH[:TYPE]"),
+        (["mirror", "-r", "pods", "--column", "pods=a:b:long"], "type 'long' is not one of"),
+        (["mirror", "-r", "pods", "--column", "pods=a..b"], "empty key"),
+        (["watch", "pods", "--index", "n=a[x]"], "list index"),
         (["watch", "pods", "--index", "spec.nodeName"], "is not NAME=PATH"),
         (["watch", "pods", "--duration", "soon"], "'soon' is not a number"),
     ],

@@ -77,7 +77,7 @@ def test_duration_ends_a_command_on_a_silent_server(
     assert code == 1, (out, err)
     assert err.strip().splitlines() == [
         f"kube-informers {command}: the API server at http://127.0.0.1:{silent.port} "
-        "did not answer within 2 s"
+        "did not answer within 4 s"
     ]
 
 

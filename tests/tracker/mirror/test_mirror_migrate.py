@@ -106,12 +106,47 @@ def test_a_column_dropped_from_the_declaration_is_an_error_and_keeps_data(
         database.store(PODS, [Column("node", "spec.nodeName")])
     assert info.value.table == "pods"
     assert info.value.differences == [
-        "column 'phase' (status.phase, text) is in the table but not declared"
+        "column 'phase' (status.phase, text) is in the table but not declared "
+        "(drop_undeclared_columns=True, or the CLI's --drop-undeclared-columns, drops it)"
     ]
     assert "phase" in _columns(database, "pods")
     assert database.store(
         PODS, [Column("node", "spec.nodeName"), Column("phase", "status.phase")]
     ).rows()["u1"].columns == {"node": "n1", "phase": "Running"}
+
+
+def test_undeclared_columns_are_dropped_when_asked(database: MirrorDatabase) -> None:
+    # Issue 30 item 8: a way forward after re-running with fewer columns.
+    store = database.store(
+        PODS,
+        [Column("node", "spec.nodeName"), Column("phase", "status.phase"), Column("p", "spec")],
+    )
+    store.sync(pod("a", "u1"))
+    fewer = database.store(PODS, [Column("node", "spec.nodeName")], drop_undeclared_columns=True)
+    assert "phase" not in _columns(database, "pods")
+    assert "p" not in _columns(database, "pods")
+    assert "ix_pods_phase" not in _indexes(database, "pods")
+    assert fewer.rows()["u1"].columns == {"node": "n1"}
+    # the record follows: the same declaration again needs no option
+    again = database.store(PODS, [Column("node", "spec.nodeName")])
+    assert again.rows()["u1"].columns == {"node": "n1"}
+    assert again.sync(pod("a", "u1")) is False
+    # and a dropped column can be declared again (backfilled)
+    back = database.store(PODS, [Column("node", "spec.nodeName"), Column("phase", "status.phase")])
+    assert back.rows()["u1"].columns == {"node": "n1", "phase": "Running"}
+
+
+def test_a_timestamp_column_round_trips_and_matches(database: MirrorDatabase) -> None:
+    # Issue 30 item 7: typed columns, timestamp included.
+    store = database.store(PODS, [Column("created", "metadata.creationTimestamp", "timestamp")])
+    obj = pod("a", "u1")
+    obj["metadata"]["creationTimestamp"] = "2024-05-01T12:00:00Z"
+    store.sync(obj)
+    (row,) = store.rows().values()
+    stamp = row.columns["created"]
+    assert (stamp.year, stamp.month, stamp.day, stamp.hour) == (2024, 5, 1, 12)
+    assert store.matches(obj, row)  # no endless re-sync over a time zone
+    assert store.sync(obj) is False
 
 
 def test_a_changed_path_or_type_is_an_error_naming_both(database: MirrorDatabase) -> None:
@@ -134,7 +169,7 @@ def test_a_foreign_table_of_that_name_is_an_error(database: MirrorDatabase) -> N
         database.store(PODS)
     differences = info.value.differences
     assert "built-in column 'uid' is missing" in differences
-    assert "column 'extra' is in the table but not declared" in differences
+    assert any(d.startswith("column 'extra' is in the table but not declared") for d in differences)
 
 
 def test_a_column_added_by_hand_without_a_record_is_an_error(database: MirrorDatabase) -> None:

@@ -66,10 +66,19 @@ def test_a_column_extracts_its_value(column: Column, expected: Any) -> None:
         Column("bool_is_not_int", "spec.on", "integer"),
         Column("wrong_bool", "spec.replicas", "boolean"),
         Column("wrong_float", "spec.nodeName", "float"),
+        Column("wrong_time", "spec.nodeName", "timestamp"),
+        Column("number_is_not_time", "spec.replicas", "timestamp"),
     ],
 )
 def test_a_missing_or_mistyped_value_is_null(column: Column) -> None:
     assert column.extract(POD) is None
+
+
+def test_a_timestamp_column_reads_rfc3339_times_as_utc() -> None:
+    from datetime import UTC, datetime
+
+    column = Column("t", "v", "timestamp")
+    assert column.extract({"v": "2024-05-01T12:00:00Z"}) == datetime(2024, 5, 1, 12, tzinfo=UTC)
 
 
 def test_an_integer_beyond_64_bits_is_null() -> None:
