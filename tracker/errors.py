@@ -203,13 +203,15 @@ class SchemaMismatchError(MirrorError):
 class MirrorDatabaseError(MirrorError):
     """A database operation failed; its transaction was rolled back, so nothing
     of it was written. ``__cause__`` holds the driver's error. ``retryable``
-    says whether trying again later may succeed."""
+    says whether trying again later may succeed; ``operation`` is what was
+    done, ``reason`` why it failed."""
 
     retryable: bool = False
 
     def __init__(self, operation: str, reason: str) -> None:
         super().__init__(f"{operation} failed: {reason}")
         self.operation = operation
+        self.reason = reason
 
 
 class DatabaseUnavailableError(MirrorDatabaseError):

@@ -13,11 +13,13 @@ in the database (a rich table, or one JSON object with ``--output json``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import random
 import re
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from informers.cache.factory import SharedInformerFactory
@@ -112,6 +114,29 @@ def _require_mirror_extra() -> None:
         raise CommandError(f"the mirror needs SQLAlchemy: {MIRROR_EXTRA_HINT}") from None
 
 
+@contextlib.contextmanager
+def _outage_logging(verbose: bool) -> Iterator[None]:
+    """Show database outages on stderr even without ``--verbose``: one line
+    when one starts, one when it ends (:mod:`tracker.mirror.outage`); with
+    ``--verbose`` also one traceback per distinct error. Restores the logger
+    afterwards."""
+    from tracker.mirror.outage import LOGGER_NAME
+
+    logger = logging.getLogger(LOGGER_NAME)
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    saved = logger.level, logger.propagate
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logger.propagate = False  # not twice through the --verbose handler of "tracker"
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+
+
 def _open_tables(
     db: Any, resources: list[Resource], columns: dict[Resource, list[Any]], drop: bool
 ) -> list[Any]:
@@ -190,7 +215,7 @@ def _run(args: argparse.Namespace, console: Any) -> int:
 
     as_json = args.output == "json"
     started = time.monotonic()
-    with StopSignals() as signals, quiet_logging(args.verbose):
+    with StopSignals() as signals, quiet_logging(args.verbose), contextlib.ExitStack() as stack:
         cluster = connect(args.kubeconfig, args.context, args.embedded)
         churn: Churn | None = None
         factory = SharedInformerFactory(cluster.api_client, namespace=args.namespace)
@@ -227,6 +252,8 @@ def _run(args: argparse.Namespace, console: Any) -> int:
                 ) from None
             except (MirrorError, sa.exc.SQLAlchemyError) as error:
                 raise CommandError(f"database {safe_url(args.db)}: {error}") from None
+            # From here on a database outage is retried: shown as it starts and ends.
+            stack.enter_context(_outage_logging(args.verbose))
             if cluster.server is not None:
                 seed_cluster(cluster.server, random.Random(args.seed), args.objects)
                 churn = Churn(cluster.server, random.Random(args.seed + 1))

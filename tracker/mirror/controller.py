@@ -97,7 +97,12 @@ from informers.toolkit.runtime.controller import BatchReconcileFunc
 from informers.toolkit.workqueue import RateLimiter
 from informers.util.clock import REAL_CLOCK, Clock
 from informers.wire.resources import Resource
-from tracker.errors import InvalidObjectError, MirrorDatabaseError, SyncerConfigError
+from tracker.errors import (
+    DatabaseUnavailableError,
+    InvalidObjectError,
+    MirrorDatabaseError,
+    SyncerConfigError,
+)
 from tracker.mirror.live import LiveReader
 from tracker.mirror.relist import RelistChange, RelistSource
 from tracker.mirror.store import MirrorRow, MirrorStore
@@ -139,6 +144,10 @@ BURST_BATCH = 100
 ReadFunc = Callable[[ObjectKey], Any]
 ReconcileFunc = Callable[[Request], "Result | None"]
 
+# What a reconcile answers when the database is down: requeued with backoff,
+# not an error (the database logs the outage once).
+_OUTAGE_REQUEUE = Result(requeue=True)
+
 _WHITESPACE = re.compile(r"\s")
 
 
@@ -151,7 +160,11 @@ def sync_reconciler(syncer: Syncer[Any], read: ReadFunc) -> ReconcileFunc:
     An exception from ``read``, ``sync`` or ``delete`` propagates: the
     controller requeues the key with backoff. An
     :class:`~tracker.errors.InvalidObjectError` (the object can never be
-    stored) becomes a :class:`~informers.toolkit.runtime.TerminalError`.
+    stored) becomes a :class:`~informers.toolkit.runtime.TerminalError`. A
+    database outage (:class:`~tracker.errors.DatabaseUnavailableError`) is
+    not a reconcile error: the key is requeued with backoff
+    (``Result(requeue=True)``) and the outage is logged once by the
+    database (:mod:`tracker.mirror.outage`), not once per key.
     """
 
     def reconcile(request: Request) -> Result | None:
@@ -164,6 +177,8 @@ def sync_reconciler(syncer: Syncer[Any], read: ReadFunc) -> ReconcileFunc:
                 syncer.sync(obj)
         except InvalidObjectError as error:
             raise TerminalError(error) from error
+        except DatabaseUnavailableError:
+            return _OUTAGE_REQUEUE
         return None
 
     return reconcile
@@ -181,7 +196,8 @@ def batch_sync_reconciler(syncer: MirrorSyncer) -> BatchReconcileFunc:
     never be stored fails its request with a
     :class:`~informers.toolkit.runtime.TerminalError`; a failed transaction fails
     every request that was in it (all requeued with backoff; the rollback
-    leaves no row of the batch written).
+    leaves no row of the batch written), except for a database outage,
+    where they are requeued with backoff as :func:`sync_reconciler` does.
     """
 
     def reconcile_batch(requests: Sequence[Request]) -> list[Result | BaseException | None]:
@@ -196,7 +212,8 @@ def batch_sync_reconciler(syncer: MirrorSyncer) -> BatchReconcileFunc:
                     outcomes[index] = error
             failures = syncer.write([(key, obj) for _, key, obj in read])
             for (index, _, _), failure in zip(read, failures, strict=True):
-                outcomes[index] = failure
+                outage = isinstance(failure, DatabaseUnavailableError)
+                outcomes[index] = _OUTAGE_REQUEUE if outage else failure
         return outcomes
 
     return reconcile_batch

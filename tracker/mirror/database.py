@@ -41,6 +41,7 @@ from sqlalchemy.pool import StaticPool
 
 from tracker.errors import DatabaseUnavailableError, MirrorConfigError, MirrorDatabaseError
 from tracker.mirror.jsoncolumn import json_dumps
+from tracker.mirror.outage import OutageLog
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -170,6 +171,8 @@ class MirrorDatabase:
         # On SQLite: held for the whole of each transaction (one writer).
         # Guards nothing else; never held while calling user code.
         self._lock = threading.Lock()
+        #: Logs database outages (see :mod:`tracker.mirror.outage`).
+        self.outages = OutageLog()
         self.metadata = sa.MetaData()
         self.state = sa.Table(
             STATE_TABLE,
@@ -192,6 +195,8 @@ class MirrorDatabase:
         ends, rolled back when it raises. A database failure is raised as a
         :class:`~tracker.errors.MirrorDatabaseError` (``__cause__``: the
         SQLAlchemy error); other exceptions pass through (after the rollback).
+        Failures and successes go to :attr:`outages`, which logs an outage
+        once when it starts and once when it ends.
         ``operation`` names what is done, for the error's message. Blocks on
         SQLite while another transaction runs."""
         lock = self._lock if self.dialect == "sqlite" else contextlib.nullcontext()
@@ -201,8 +206,10 @@ class MirrorDatabase:
                     yield conn
             except exc.SQLAlchemyError as error:
                 typed = translate_error(error, operation)
-                log.warning("mirror database: %s", typed)
+                typed.__cause__ = error  # for the outage log's traceback, before the raise
+                self.outages.failed(typed)
                 raise typed from error
+        self.outages.succeeded()
 
     def store(
         self,

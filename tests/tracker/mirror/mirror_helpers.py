@@ -21,9 +21,17 @@ from tracker.syncapi import ObjectKey
 ReconcileFunc = Callable[[Request], "Result | None"]
 
 
+#: What the mirror's reconcilers answer during a database outage.
+OUTAGE_RESULT = Result(requeue=True)
+#: How :class:`Reconciles` names such a request in ``failed_with``.
+OUTAGE = "outage (requeued)"
+
+
 class Reconciles:
     """Wraps a reconcile function: counts calls and failures, and lets a test
-    wait for the next one to finish (no polling)."""
+    wait for the next one to finish (no polling). A request requeued during a
+    database outage (``Result(requeue=True)``) counts as a failure named
+    :data:`OUTAGE`."""
 
     def __init__(self) -> None:
         self.cond = threading.Condition()
@@ -38,7 +46,12 @@ class Reconciles:
     def wrap(self, reconcile: ReconcileFunc) -> ReconcileFunc:
         def counted(request: Request) -> Result | None:
             try:
-                return reconcile(request)
+                result = reconcile(request)
+                if result == OUTAGE_RESULT:
+                    with self.cond:
+                        self.failures += 1
+                        self.failed_with.append(OUTAGE)
+                return result
             except Exception as error:
                 with self.cond:
                     self.failures += 1
@@ -61,6 +74,7 @@ class Reconciles:
                 return outcomes
             finally:
                 failed = [type(o).__name__ for o in outcomes if isinstance(o, BaseException)]
+                failed += [OUTAGE for o in outcomes if o == OUTAGE_RESULT]
                 with self.cond:
                     self.batches += 1
                     self.batch_sizes.append(len(requests))

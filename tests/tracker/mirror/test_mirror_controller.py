@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from mirror_helpers import Running, api_objects
+from mirror_helpers import OUTAGE, Running, api_objects
 
 from informers.cache.factory import SharedInformerFactory
 from informers.testing import ApiServer
 from informers.testing.fake import FakeClock
-from informers.toolkit.runtime import Request, TerminalError
+from informers.toolkit.runtime import Request, Result, TerminalError
 from informers.wire.resources import PODS
 from tests.postgres import PostgresServer
-from tracker.errors import DatabaseUnavailableError, SyncerConfigError
+from tracker.errors import DatabaseUnavailableError, MirrorDatabaseError, SyncerConfigError
 from tracker.mirror import Column, MirrorDatabase
 from tracker.mirror.controller import (
     DIFF_EVERY,
@@ -138,9 +138,15 @@ def test_an_object_that_can_never_be_stored_is_terminal(database: MirrorDatabase
 
 
 def test_database_errors_are_retried_not_terminal() -> None:
+    # An outage is requeued with backoff without counting as an error (the
+    # database logs it once); a refused write is an error, retried too.
     syncer = RecordingSyncer(fail_sync=DatabaseUnavailableError("sync", "down"))
-    with pytest.raises(DatabaseUnavailableError):
-        sync_reconciler(syncer, lambda key: {"metadata": {"name": "a"}})(Request("ns", "a"))
+    result = sync_reconciler(syncer, lambda key: {"metadata": {"name": "a"}})(Request("ns", "a"))
+    assert result == Result(requeue=True)
+    refused = RecordingSyncer(fail_sync=MirrorDatabaseError("sync", "IntegrityError"))
+    with pytest.raises(MirrorDatabaseError) as info:
+        sync_reconciler(refused, lambda key: {"metadata": {"name": "a"}})(Request("ns", "a"))
+    assert not isinstance(info.value, TerminalError)
 
 
 # ---------------------------------------------------------- configuration
@@ -383,5 +389,5 @@ def test_postgres_restarted_mid_run_converges(
             finally:
                 postgres_server.start()
             run.converge(server)
-            assert "DatabaseUnavailableError" in run.reconciles.failed_with
+            assert OUTAGE in run.reconciles.failed_with
             assert store.count() == 11
