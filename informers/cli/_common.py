@@ -24,6 +24,7 @@ from typing import Any
 
 import urllib3
 
+from informers.cli import _kubeconfig
 from informers.cli.exits import EXIT_INTERRUPTED
 from informers.errors import ApiError, InformersError
 from informers.rest.listwatch import HTTPListerWatcher, ListOptions
@@ -179,8 +180,10 @@ def _without_contents(message: str) -> str:
 def connect(kubeconfig: str | None, context: str | None, embedded: bool) -> Cluster:
     """A :class:`Cluster`: the embedded emulator (started on a free loopback
     port) or the cluster a kubeconfig names (``kubeconfig`` or the usual
-    default, ``context`` or its current one). Raises :class:`CommandError`
-    for a kubeconfig that cannot be read or a context it does not have."""
+    default, ``context`` or its current one), else the in-cluster
+    configuration of a pod. Raises :class:`CommandError` for a kubeconfig
+    that cannot be read or a context it does not have, and, when there is no
+    configuration at all, one naming every place tried."""
     if embedded:
         from informers.testing.apiserver import ApiServer
 
@@ -192,6 +195,11 @@ def connect(kubeconfig: str | None, context: str | None, embedded: bool) -> Clus
 
     if kubeconfig is not None and not os.path.isfile(kubeconfig):
         raise CommandError(f"kubeconfig {kubeconfig!r}: no such file")
+    if kubeconfig is None and not _kubeconfig.default_kubeconfig_files():
+        if not _kubeconfig.in_cluster_available():
+            raise CommandError(_kubeconfig.no_configuration())
+        in_cluster = _kubeconfig.in_cluster_client()
+        return Cluster(in_cluster, str(in_cluster.configuration.host))
     try:
         new_client: Any = config.new_client_from_config
         client = new_client(config_file=kubeconfig, context=context)
