@@ -40,7 +40,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     serve.add_argument(
         "--kubeconfig",
         default=DEFAULT_KUBECONFIG,
-        help=f"where to write the kubeconfig (default ./{DEFAULT_KUBECONFIG})",
+        help=f"where to write the kubeconfig (default ./{DEFAULT_KUBECONFIG}); its "
+        "directory must exist",
     )
     serve.add_argument(
         "--tls",
@@ -85,6 +86,14 @@ def run_serve(args: argparse.Namespace) -> int:
         is_loopback_address,
     )
 
+    directory = Path(args.kubeconfig).expanduser().absolute().parent
+    if not directory.is_dir():  # refused, rather than creating directories the user did not ask for
+        print(
+            f"kube-informers serve: --kubeconfig {args.kubeconfig}: the directory {directory} "
+            "does not exist (create it first, or name a file in an existing directory)",
+            file=sys.stderr,
+        )
+        return 1
     cleanups: list[Callable[[], None]] = []
 
     def make_server() -> ApiServer:

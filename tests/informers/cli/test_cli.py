@@ -249,3 +249,17 @@ def test_serve_with_cert_key_and_token_works_for_the_python_client(tmp_path: Pat
     assert process.returncode == 0, err
     assert "kube-informers serve: stopped" in out
     assert "cli-token-42" not in out + err
+
+
+def test_serve_refuses_a_kubeconfig_in_a_missing_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 30 item 15: it used to create /nonexistent/dir/ silently.
+    target = tmp_path / "no" / "such" / "kc"
+    assert main(["serve", "--kubeconfig", str(target)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        f"kube-informers serve: --kubeconfig {target}: the directory {target.parent} does not "
+        "exist (create it first, or name a file in an existing directory)"
+    )
+    assert not (tmp_path / "no").exists()
