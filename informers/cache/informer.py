@@ -66,6 +66,11 @@ from informers.cache.handlers import (
 )
 from informers.cache.keys import keys_plain_dicts
 from informers.cache.listbuffer import PreparedList
+from informers.cache.mutation import (
+    CacheMutationDetector,
+    MutationCheckingHandler,
+    detection_enabled,
+)
 from informers.cache.protocols import (
     InformerStore,
     KeyFuncStore,
@@ -86,7 +91,7 @@ from informers.cache.registration import (
     mark_library_thread,
     on_library_thread,
 )
-from informers.cache.store import Indexer
+from informers.cache.store import Indexer, ThreadSafeStore
 from informers.errors import FIFOClosedError, IndexFunctionError, InformerStateError
 from informers.rest.listwatch import ListerWatcher
 from informers.util.clock import REAL_CLOCK, Clock
@@ -122,6 +127,9 @@ class SharedIndexInformer:
     :param reflector_config: tunables of the reflector (paging, watch-list, timeouts).
     :param clock: time source (tests inject a FakeClock).
     :param backoff: the reflector's retry backoff (default 0.8 s to 30 s).
+    :param detect_mutations: turn the cache mutation detector on (a debug
+        mode: see :mod:`informers.cache.mutation`); ``None`` (the default)
+        reads the ``KUBE_CACHE_MUTATION_DETECTOR`` environment variable.
     :param store: builds the cache (a
         :class:`~informers.cache.protocols.StoreFactory`; default
         :class:`~informers.cache.store.Indexer`). ``store=CompactStore`` keeps the
@@ -156,6 +164,7 @@ class SharedIndexInformer:
         clock: Clock = REAL_CLOCK,
         backoff: BackoffManager | None = None,
         store: StoreFactory | None = None,
+        detect_mutations: bool | None = None,
     ) -> None:
         self.name = name or (
             getattr(getattr(lister_watcher, "resource", None), "plural", "") or "informer"
@@ -171,6 +180,11 @@ class SharedIndexInformer:
         self._indexer: InformerStore = make_store(
             indexers=dict(indexers or {}), on_index_error=self._index_function_failed
         )
+        #: The cache mutation detector (see :mod:`informers.cache.mutation`),
+        #: or ``None`` when off or when the store shares no objects.
+        self.mutation_detector: CacheMutationDetector | None = None
+        if detection_enabled(detect_mutations) and isinstance(self._indexer, ThreadSafeStore):
+            self.mutation_detector = CacheMutationDetector(self.name, self._indexer.list)
         # Whether the store keys a plain-dict object as the delta queue does
         # (the default key functions agree on those): the loop then writes
         # such objects under the queue's keys instead of keying them again.
@@ -255,6 +269,8 @@ class SharedIndexInformer:
         synced). ``resync_period`` defaults to the informer's; after start it
         cannot be shorter than the informer's resync check period."""
         period = self._default_resync if resync_period is None else resync_period
+        if self.mutation_detector is not None:
+            handler = MutationCheckingHandler(handler, self.mutation_detector)
         with self._lock:
             if self._stopped:
                 raise InformerStateError(f"{self.name}: the informer was stopped")

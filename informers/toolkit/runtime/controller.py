@@ -54,6 +54,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
+from informers.cache.mutation import detectors_of, guard_calls
 from informers.errors import CacheSyncTimeoutError, InformerStateError, ObjectKeyError
 from informers.toolkit.runtime.context import ReconcileContext, _set_current
 from informers.toolkit.runtime.errors import is_terminal
@@ -274,6 +275,17 @@ class Controller:
         if sync_timeout is not None and (math.isnan(sync_timeout) or sync_timeout < 0):
             raise ValueError(f"sync_timeout must be None or >= 0, not {sync_timeout!r}")
         self._reconcile = reconcile
+        detectors = detectors_of(self._sources)  # the cache mutation detector, when on
+        if detectors:
+            self._reconcile = guard_calls(
+                reconcile, detectors, lambda r: f"reconcile of controller {name} for {r}"
+            )
+            if self._reconcile_batch is not None:
+                self._reconcile_batch = guard_calls(
+                    self._reconcile_batch,
+                    detectors,
+                    lambda rs: f"reconcile_batch of controller {name} for {len(rs)} request(s)",
+                )
         self._workers = workers
         self._clock = clock
         self._sync_timeout = sync_timeout
