@@ -18,6 +18,7 @@ import logging
 import random
 import re
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -49,6 +50,9 @@ log = logging.getLogger(__name__)
 
 #: How long the stop waits for each controller's queue to drain.
 DRAIN_TIMEOUT = 30.0
+#: Seconds past the end of ``--duration`` the initial sync may take: a short
+#: ``--duration`` still mirrors, a silent API server still ends the command.
+SYNC_GRACE = 2.5
 
 
 #: ``--column`` types: what the command line says, the mirror's column type.
@@ -260,7 +264,18 @@ def _run(args: argparse.Namespace, console: Any) -> int:
                 churn.start()
             for table in tables:
                 controllers.append(mirror_controller(table, cluster.api_client, factory))
-            _start(controllers, tables, console, as_json, signals)
+            # The initial sync may end SYNC_GRACE s after --duration, or after it began.
+            sync_deadline = None
+            if args.duration is not None:
+                sync_deadline = max(started + args.duration, time.monotonic()) + SYNC_GRACE
+            _start(
+                controllers,
+                tables,
+                console,
+                as_json=as_json,
+                signals=signals,
+                deadline=sync_deadline,
+            )
             _warn_unmatched(factory, probes)
             if not as_json:
                 console.print(
@@ -313,33 +328,92 @@ def _run(args: argparse.Namespace, console: Any) -> int:
 
 
 def _start(
-    controllers: list[Any], tables: list[Any], console: Any, as_json: bool, signals: StopSignals
+    controllers: list[Any],
+    tables: list[Any],
+    console: Any,
+    *,
+    as_json: bool,
+    signals: StopSignals,
+    deadline: float | None,
 ) -> None:
     """Start each controller (blocks until its initial sync), with a progress
-    line per kind unless printing JSON."""
-    if as_json:
-        for controller in controllers:
-            if not signals.event.is_set():
-                controller.start()
-                controller.wait_idle(DRAIN_TIMEOUT)
-        return
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    line per kind unless printing JSON.
 
-    with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console
-    ) as progress:
-        for controller, table in zip(controllers, tables, strict=True):
-            task = progress.add_task(f"initial sync of {table.resource}", total=1)
-            if signals.event.is_set():
-                break
-            controller.start()
-            controller.wait_idle(DRAIN_TIMEOUT)
-            progress.update(
-                task,
-                completed=1,
-                description=f"synced {table.resource}: {table.count()} rows",
+    A signal, or ``deadline`` (a :func:`time.monotonic` time), ends the wait
+    at once: the controller starting then is stopped and
+    :class:`~informers.cli._common.CommandError` names the kind whose initial
+    sync did not finish (exit :data:`EXIT_INTERRUPTED` after Ctrl-C)."""
+    lock = threading.Lock()
+    starting: list[Any] = []  # guarded by lock: the controller starting now
+    expired = threading.Event()  # set by the watcher: stop starting
+    wake = threading.Event()  # a signal, or every start is done
+    done = threading.Event()  # every start finished
+    signals.also_set(wake)
+
+    def watch() -> None:
+        wake.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        if done.is_set():
+            return
+        with lock:
+            expired.set()
+            current = list(starting)
+        for controller in current:
+            controller.stop(5.0)  # its start() returns early
+
+    watcher = threading.Thread(target=watch, name="kube-informers-mirror-start")
+    watcher.start()
+    progress: Any = None
+    try:
+        if not as_json:
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+                console=console,
             )
-    console.print("initial sync done", highlight=False)
+            progress.start()
+        for controller, table in zip(controllers, tables, strict=True):
+            task = None
+            if progress is not None:
+                task = progress.add_task(f"initial sync of {table.resource}", total=1)
+            with lock:
+                if expired.is_set():
+                    _not_synced(table, signals)
+                starting[:] = [controller]
+            controller.start()
+            with lock:
+                starting.clear()
+            if expired.is_set():
+                _not_synced(table, signals)
+            controller.wait_idle(DRAIN_TIMEOUT)
+            if progress is not None:
+                progress.update(
+                    task, completed=1, description=f"synced {table.resource}: {table.count()} rows"
+                )
+    finally:
+        done.set()
+        wake.set()
+        watcher.join()
+        if progress is not None:
+            progress.stop()
+    if not as_json:
+        console.print("initial sync done", highlight=False)
+
+
+def _not_synced(table: Any, signals: StopSignals) -> None:
+    """Raise the error of an initial sync ended by a signal or the deadline."""
+    if signals.received:
+        code = EXIT_INTERRUPTED if signals.interrupted else 1
+        raise CommandError(
+            f"stopped by {signals.reason} before the initial sync of {table.resource} finished",
+            code,
+        )
+    raise CommandError(
+        f"the initial sync of {table.resource} did not finish within --duration "
+        f"(+{SYNC_GRACE:g} s): the API server did not answer its list"
+    )
 
 
 def _report(result: dict[str, Any], console: Any, as_json: bool) -> None:

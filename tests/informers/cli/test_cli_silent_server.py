@@ -4,13 +4,17 @@ promptly, with one line on stderr and a non-zero exit."""
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,4 +104,96 @@ def test_a_signal_ends_a_command_waiting_on_a_silent_server(
     assert err.strip().splitlines() == [
         f"kube-informers {command}: stopped by {name} while waiting for the API server "
         f"at http://127.0.0.1:{silent.port}"
+    ]
+
+
+class _StallingHandler(http.server.BaseHTTPRequestHandler):
+    """Answers the reachability check's one-object list; any other request
+    (the informer's list) waits, silent, until the server closes."""
+
+    release: threading.Event
+
+    def do_GET(self) -> None:
+        if "limit=1&" in self.path + "&" and "watch" not in self.path:
+            body = json.dumps(
+                {
+                    "kind": "PodList",
+                    "apiVersion": "v1",
+                    "metadata": {"resourceVersion": "1"},
+                    "items": [],
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.server.stalled.set()  # type: ignore[attr-defined]
+        self.release.wait()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def stalling() -> Iterator[Any]:
+    release = threading.Event()
+    handler = type("Handler", (_StallingHandler,), {"release": release})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.stalled = threading.Event()  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, name="stalling-server")
+    thread.start()
+    try:
+        yield server
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _start_at(argv: list[str], tmp_path: Path, url: str) -> subprocess.Popen[str]:
+    kubeconfig = write_kubeconfig(tmp_path / "kc", url)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    program = (
+        "import signal, sys\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "from informers.cli import main\nsys.exit(main(sys.argv[1:]))"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", program, *argv, "--kubeconfig", str(kubeconfig)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def test_duration_ends_a_mirror_whose_list_never_answers(tmp_path: Path, stalling: Any) -> None:
+    # The server answers the reachability check, then never the informer's list.
+    url = f"http://127.0.0.1:{stalling.server_address[1]}"
+    began = time.monotonic()
+    process = _start_at([*COMMANDS["mirror"], "--duration", "1"], tmp_path, url)
+    code, out, err = _finish(process, timeout=1 + 5)
+    assert time.monotonic() - began < 1 + 5
+    assert stalling.stalled.is_set()
+    assert code == 1, (out, err)
+    assert err.strip().splitlines() == [
+        "kube-informers mirror: the initial sync of pods did not finish within --duration "
+        "(+2.5 s): the API server did not answer its list"
+    ]
+
+
+def test_sigterm_ends_a_mirror_whose_list_never_answers(tmp_path: Path, stalling: Any) -> None:
+    url = f"http://127.0.0.1:{stalling.server_address[1]}"
+    process = _start_at(COMMANDS["mirror"], tmp_path, url)
+    assert stalling.stalled.wait(30)  # the initial sync waits on the list now
+    began = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    code, out, err = _finish(process, timeout=5)
+    assert time.monotonic() - began < 5
+    assert code == 1, (out, err)
+    assert err.strip().splitlines() == [
+        "kube-informers mirror: stopped by SIGTERM before the initial sync of pods finished"
     ]
