@@ -17,7 +17,7 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -28,7 +28,7 @@ from informers.cli import _kubeconfig
 from informers.cli.exits import EXIT_INTERRUPTED
 from informers.errors import ApiError, InformersError
 from informers.rest.listwatch import HTTPListerWatcher, ListOptions
-from informers.rest.transport import RequestAborter
+from informers.rest.transport import ApiClientTransport, RequestAborter
 from informers.wire.resources import DEPLOYMENTS, NAMESPACES, PODS, Resource
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "Cluster",
     "CommandError",
     "StopSignals",
+    "check_answers",
     "check_reachable",
     "connect",
     "print_json",
@@ -222,6 +223,26 @@ REACHABLE_TIMEOUT = 10.0
 REACHABLE_GRACE = 2.0
 
 
+def check_answers(
+    cluster: Cluster, *, signals: StopSignals | None = None, deadline: float | None = None
+) -> None:
+    """GET ``/version``, so that an API server that cannot be reached or does
+    not answer is one clear :class:`CommandError` before anything else asks
+    it (discovery, to resolve a resource name). Any HTTP answer, an error
+    status included, will do. Bounded as :func:`check_reachable`."""
+    transport = ApiClientTransport(cluster.api_client)
+    # Any answer will do: what it refuses is said by the requests that follow.
+    with contextlib.suppress(ApiError):
+        _bounded(
+            cluster,
+            signals,
+            deadline,
+            lambda aborter, limit: transport.request(
+                "GET", "/version", read_timeout=limit, aborter=aborter
+            ),
+        )
+
+
 def check_reachable(
     cluster: Cluster,
     resource: Resource,
@@ -237,30 +258,46 @@ def check_reachable(
     Blocks on one HTTP request (one attempt), for at most
     :data:`REACHABLE_TIMEOUT` seconds and at most :data:`REACHABLE_GRACE`
     seconds past ``deadline`` (a :func:`time.monotonic` time: the end of
-    ``--duration``); a signal of
-    ``signals`` ends it at once (the error's exit code is then
-    :data:`EXIT_INTERRUPTED` for SIGINT). Call from the main thread."""
+    ``--duration``); a signal of ``signals`` ends it at once (the error's
+    exit code is then :data:`EXIT_INTERRUPTED` for SIGINT). Call from the
+    main thread."""
+
+    def list_one(aborter: RequestAborter, limit: float) -> object:
+        lister = HTTPListerWatcher(cluster.api_client, resource, namespace, list_read_timeout=limit)
+        return lister.abortable(aborter).list(ListOptions(limit=1))
+
+    try:
+        _bounded(cluster, signals, deadline, list_one)
+    except ApiError as error:
+        raise CommandError(f"the API server at {cluster.url} refused {resource}: {error}") from None
+
+
+def _bounded(
+    cluster: Cluster,
+    signals: StopSignals | None,
+    deadline: float | None,
+    send: Callable[[RequestAborter, float], object],
+) -> None:
+    """Run ``send(aborter, limit)`` (one request, read timeout ``limit``),
+    aborted after ``limit`` seconds (see :func:`check_reachable`) or at a
+    signal; a transport failure becomes a :class:`CommandError`, an
+    :class:`~informers.errors.ApiError` propagates."""
     limit = REACHABLE_TIMEOUT
     if deadline is not None:  # a little past it: a short --duration still gets an answer
         limit = min(limit, max(0.0, deadline - time.monotonic()) + REACHABLE_GRACE)
     aborter = RequestAborter()
-    lister = HTTPListerWatcher(
-        cluster.api_client, resource, namespace, list_read_timeout=limit
-    ).abortable(aborter)
-    wake = threading.Event()  # the list ended, or a signal arrived
+    wake = threading.Event()  # the request ended, or a signal arrived
     if signals is not None:
         signals.also_set(wake)
 
     def abort_after_limit() -> None:
         wake.wait(limit)
-        aborter.abort()  # harmless once the list is over
+        aborter.abort()  # harmless once the request is over
 
     watcher = threading.Thread(target=abort_after_limit, name="kube-informers-reachable")
     watcher.start()
     try:
-        lister.list(ListOptions(limit=1))
-    except ApiError as error:
-        raise CommandError(f"the API server at {cluster.url} refused {resource}: {error}") from None
+        send(aborter, limit)
     except (urllib3.exceptions.HTTPError, OSError) as error:
         if signals is not None and signals.received:
             code = EXIT_INTERRUPTED if signals.interrupted else 1

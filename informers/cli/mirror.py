@@ -32,6 +32,7 @@ from informers.cli._common import (
     CommandError,
     StopSignals,
     add_cluster_options,
+    check_answers,
     check_reachable,
     connect,
     print_json,
@@ -226,6 +227,8 @@ def _run(args: argparse.Namespace, console: Any) -> int:
         controllers: list[Any] = []
         db: Any = None
         try:
+            end = None if args.duration is None else started + args.duration
+            check_answers(cluster, signals=signals, deadline=end)  # before discovery asks it
             resources = _resolve(factory, args.resource, cluster)
             columns: dict[Resource, list[Any]] = {}
             probes: list[tuple[str, Resource, Any]] = []  # (option, resource, column)
@@ -240,13 +243,7 @@ def _run(args: argparse.Namespace, console: Any) -> int:
                 columns.setdefault(resource, []).append(column)
                 probes.append((f"--column {resource_name}={name}:{path}", resource, column))
             for resource in resources:
-                check_reachable(
-                    cluster,
-                    resource,
-                    args.namespace,
-                    signals=signals,
-                    deadline=None if args.duration is None else started + args.duration,
-                )
+                check_reachable(cluster, resource, args.namespace, signals=signals, deadline=end)
             try:
                 db = MirrorDatabase(args.db)
                 tables = _open_tables(db, resources, columns, args.drop_undeclared_columns)

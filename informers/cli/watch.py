@@ -30,6 +30,7 @@ from informers.cli._common import (
     CommandError,
     StopSignals,
     add_cluster_options,
+    check_answers,
     check_reachable,
     connect,
     print_json,
@@ -214,19 +215,15 @@ def run_watch(args: argparse.Namespace, console: Any) -> int:
         churn: Churn | None = None
         log = EventLog(emit if as_json else None)
         try:
+            end = None if args.duration is None else started + args.duration
+            check_answers(cluster, signals=signals, deadline=end)  # before discovery asks it
             try:
                 resource = factory.resolve(args.resource)
             except UnknownResourceError as error:
                 raise CommandError(str(error)) from None
             except ApiError as error:
                 raise CommandError(f"the API server at {cluster.url}: {error}") from None
-            check_reachable(
-                cluster,
-                resource,
-                args.namespace,
-                signals=signals,
-                deadline=None if args.duration is None else started + args.duration,
-            )
+            check_reachable(cluster, resource, args.namespace, signals=signals, deadline=end)
             if cluster.server is not None:
                 seed_cluster(cluster.server, random.Random(args.seed), args.objects)
             informer = factory.for_resource(resource)

@@ -66,6 +66,8 @@ def _finish(process: subprocess.Popen[str], timeout: float) -> tuple[int, str, s
 COMMANDS = {
     "watch": ["watch", "pods"],
     "mirror": ["mirror", "-r", "pods", "--db", "sqlite://"],
+    # a name only discovery resolves: discovery must not wait on the silent server either
+    "watch-discovered": ["watch", "widgets.example.com"],
 }
 
 
@@ -80,7 +82,7 @@ def test_duration_ends_a_command_on_a_silent_server(
     assert silent.accepted >= 1
     assert code == 1, (out, err)
     assert err.strip().splitlines() == [
-        f"kube-informers {command}: the API server at http://127.0.0.1:{silent.port} "
+        f"kube-informers {COMMANDS[command][0]}: the API server at http://127.0.0.1:{silent.port} "
         "did not answer within 4 s"
     ]
 
@@ -102,35 +104,37 @@ def test_a_signal_ends_a_command_waiting_on_a_silent_server(
     assert time.monotonic() - began < 5
     assert returned == code, (out, err)
     assert err.strip().splitlines() == [
-        f"kube-informers {command}: stopped by {name} while waiting for the API server "
+        f"kube-informers {COMMANDS[command][0]}: stopped by {name} while waiting for the API "
+        "server "
         f"at http://127.0.0.1:{silent.port}"
     ]
 
 
 class _StallingHandler(http.server.BaseHTTPRequestHandler):
-    """Answers the reachability check's one-object list; any other request
-    (the informer's list) waits, silent, until the server closes."""
+    """Answers ``/version`` and the reachability check's one-object list; any
+    other request (the informer's list) waits, silent, until the server
+    closes."""
 
     release: threading.Event
 
     def do_GET(self) -> None:
+        if self.path == "/version":
+            self._answer({"major": "1", "minor": "31"})
+            return
         if "limit=1&" in self.path + "&" and "watch" not in self.path:
-            body = json.dumps(
-                {
-                    "kind": "PodList",
-                    "apiVersion": "v1",
-                    "metadata": {"resourceVersion": "1"},
-                    "items": [],
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            list_ = {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}}
+            self._answer({**list_, "items": []})
             return
         self.server.stalled.set()  # type: ignore[attr-defined]
         self.release.wait()
+
+    def _answer(self, document: dict[str, object]) -> None:
+        body = json.dumps(document).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def log_message(self, format: str, *args: object) -> None:
         pass
