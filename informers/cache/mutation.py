@@ -177,11 +177,21 @@ class MutationCheckingHandler:
     """Wraps an event handler: the objects of each notification are
     deep-copied before the call and compared after it; a difference is
     reported to ``detector`` naming the handler and the event. Calls pass
-    through otherwise (exceptions included)."""
+    through otherwise (exceptions included), and so do the optional hooks
+    (``on_relist_begin``, ``on_relist_end``, ``on_synced``): the wrapper has
+    exactly those the handler has."""
+
+    _HOOKS = frozenset({"on_relist_begin", "on_relist_end", "on_synced"})
 
     def __init__(self, handler: Any, detector: CacheMutationDetector) -> None:
         self.handler = handler
         self._detector = detector
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for what normal lookup does not find: the handler's optional hooks.
+        if name in MutationCheckingHandler._HOOKS:
+            return getattr(self.__dict__["handler"], name)
+        raise AttributeError(name)
 
     def _culprit(self, event: str, attribute: str) -> str:
         func = getattr(self.handler, attribute, None)

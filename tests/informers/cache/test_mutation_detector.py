@@ -98,3 +98,34 @@ def test_a_reconcile_that_mutates_is_named(api_server: ApiServer, client: Any) -
         CacheMutation("pods", "default/b", "reconcile of controller scheduler for default/b")
     ]
     assert detector.check("a later check") == []  # reported once
+
+
+def test_the_handlers_optional_hooks_pass_through(api_server: ApiServer, client: Any) -> None:
+    from informers.cache.mutation import CacheMutationDetector, MutationCheckingHandler
+
+    synced: list[bool] = []
+
+    class WithHook:
+        def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+            pass
+
+        def on_update(self, old: Any, new: Any) -> None:
+            pass
+
+        def on_delete(self, obj: Any) -> None:
+            pass
+
+        def on_synced(self) -> None:
+            synced.append(True)
+
+    wrapped = MutationCheckingHandler(WithHook(), CacheMutationDetector("x", list))
+    assert getattr(wrapped, "on_relist_begin", None) is None  # the handler has none
+    informer = _informer(client)
+    registration = informer.add_event_handler(WithHook())
+    informer.start()
+    try:
+        assert registration.wait_synced(10)
+        assert registration.wait_idle(10)
+    finally:
+        informer.stop()
+    assert synced == [True]
