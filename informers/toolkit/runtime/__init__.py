@@ -64,6 +64,7 @@ from informers.toolkit.runtime.sources import (
     Sink,
     Source,
 )
+from informers.toolkit.runtime.writes import WriteLedger
 
 __all__ = [
     # the loop
@@ -71,6 +72,7 @@ __all__ = [
     "ReconcileContext",
     "ReconcileFunc",
     "current_context",
+    "WriteLedger",
     # requests and results
     "Request",
     "Result",
