@@ -338,6 +338,12 @@ class Controller:
         return self._sources
 
     @property
+    def write_barrier(self) -> WriteBarrier:
+        """Holds each reconcile back until the caches reflect the writes the
+        previous reconcile of its request made (read-your-writes)."""
+        return self._writes
+
+    @property
     def workers(self) -> int:
         """How many reconciles may run at once."""
         return self._workers

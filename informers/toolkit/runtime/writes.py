@@ -18,11 +18,10 @@ open stale-cache problem (controller-runtime #3320, KEP-5647). The fix here:
   :meth:`~informers.cache.informer.SharedIndexInformer.wait_for_resource_version`).
 
 The wait is bounded by the ledger's ``timeout`` (the writer's setting). When
-it passes, :meth:`WriteBarrier.hold` forgets the ledger and raises
+it passes, :meth:`WriteBarrier.hold` keeps the ledger and raises
 :class:`~informers.errors.CacheSyncTimeoutError`: the controller counts the
 call as failed and requeues the request with backoff, so a cache that lags
-for long is reported and never read silently; the retry reconciles on
-whatever the cache holds then.
+for long is reported and never read silently, and the retry waits again.
 
 Thread-safe: a ledger and a barrier each guard their state with a lock; the
 waits run outside it.
@@ -122,11 +121,12 @@ class WriteBarrier:
     workers at once, so a request's ledger is never waited on and replaced at
     the same time."""
 
-    __slots__ = ("_ledgers", "_lock")
+    __slots__ = ("_ledgers", "_lock", "_waiting")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ledgers: dict[Any, WriteLedger] = {}  # guarded by _lock
+        self._waiting = 0  # guarded by _lock: calls of hold() waiting now
 
     def keep(self, context: Any) -> None:
         """After a reconcile call: keep ``context``'s ledger (if it recorded
@@ -134,13 +134,17 @@ class WriteBarrier:
         ledger: WriteLedger | None = getattr(context, "writes", None)
         if context is None or not ledger:
             return
+        for request in context.requests:
+            self._keep(request, ledger)
+
+    def _keep(self, request: Any, ledger: WriteLedger) -> None:
         with self._lock:
-            for request in context.requests:
-                kept = self._ledgers.get(request)
-                if kept is None:
-                    self._ledgers[request] = ledger
-                elif kept is not ledger:
-                    kept.merge(ledger)
+            kept = self._ledgers.get(request)
+            if kept is None:
+                self._ledgers[request] = ledger
+                return
+        if kept is not ledger:
+            kept.merge(ledger)
 
     def hold(self, requests: Sequence[Any]) -> None:
         """Before a reconcile call: wait until the caches reflect the writes
@@ -149,13 +153,31 @@ class WriteBarrier:
         did not catch up within the ledger's timeout."""
         with self._lock:
             ledgers = [(r, self._ledgers.pop(r)) for r in requests if r in self._ledgers]
-        for request, ledger in ledgers:
-            if not ledger.wait():
-                raise CacheSyncTimeoutError(
-                    {str(request): "the cache did not catch up with the last reconcile's writes"}
-                )
+            if not ledgers:
+                return
+            self._waiting += 1
+        try:
+            for index, (request, ledger) in enumerate(ledgers):
+                if not ledger.wait():
+                    for later, kept in ledgers[index:]:  # waited for again next time
+                        self._keep(later, kept)
+                    raise CacheSyncTimeoutError(
+                        {
+                            str(
+                                request
+                            ): "the cache did not catch up with the last reconcile's writes"
+                        }
+                    )
+        finally:
+            with self._lock:
+                self._waiting -= 1
 
     def pending(self) -> int:
         """How many requests have writes not waited for yet."""
         with self._lock:
             return len(self._ledgers)
+
+    def waiting(self) -> int:
+        """How many reconciles are being held back right now."""
+        with self._lock:
+            return self._waiting
