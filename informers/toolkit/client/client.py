@@ -58,11 +58,9 @@ import builtins
 import logging
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
-
-import cachetools
 
 from informers.errors import NotFoundError, ObjectKeyError
 from informers.rest.discovery import resolve_resource
@@ -118,6 +116,72 @@ _CLUSTER = ""
 _MODEL_VERSION = re.compile(r"^V\d+(?:(?:alpha|beta)\d+)?")
 
 
+def _not_found(res: Resource, name: str) -> NotFoundError:
+    return NotFoundError(
+        404,
+        "NotFound",
+        f'{res} "{name}" not found',
+        body={"reason": "NotFound", "details": {"name": name, "kind": res.plural}},
+    )
+
+
+class _CachedKind:
+    """A kind the factory caches, as the client reads it: the informer, its
+    store, whether it has synced, the namespace the factory watches (``""``:
+    all) and this client's writes of it not read back yet (key ->
+    resourceVersion, and the highest written). Written under the client's
+    lock; read without it."""
+
+    __slots__ = (
+        "args",
+        "fast",
+        "highest",
+        "indexer",
+        "informer",
+        "namespaced",
+        "resource",
+        "synced",
+        "watched",
+        "written",
+    )
+
+    def __init__(self, resource: Resource, informer: SharedIndexInformer, watched: str | None):
+        self.resource = resource
+        self.informer = informer
+        self.indexer = informer.get_indexer()
+        self.namespaced = resource.namespaced
+        self.watched = (watched or "") if resource.namespaced else ""
+        self.synced = False
+        #: Synced, and the factory watches every namespace.
+        self.fast = False
+        self.written: dict[str, str] = {}
+        self.highest = -1
+        #: The names and Resources the client was asked this kind by.
+        self.args: list[Resource | str] = []
+
+    def check_synced(self) -> bool:
+        """Whether the informer has synced (remembered once it has)."""
+        if self.informer.has_synced():
+            self.synced = True
+            self.fast = not self.watched
+        return self.synced
+
+    def record(self, key: str, version: str) -> None:
+        """A write of ``key`` at ``version``; the oldest record goes past
+        :data:`_WRITTEN_KEYS`."""
+        written = self.written
+        written.pop(key, None)  # to the end: the oldest go first
+        written[key] = version
+        if len(written) > _WRITTEN_KEYS:
+            del written[next(iter(written))]
+        self.highest = max(self.highest, int(version))
+
+    def forget(self, key: str, version: str) -> None:
+        """``key``'s write at ``version`` was read back (unless written again)."""
+        if self.written.get(key) == version:
+            del self.written[key]
+
+
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = obj.get("metadata")
     return meta if isinstance(meta, Mapping) else {}
@@ -159,15 +223,16 @@ class Client:
         self._field_manager = field_manager
         self._models = ModelMemo()
         self._lock = threading.Lock()
-        # Guarded by _lock: names resolved, kinds of objects resolved, the
-        # informers found in the factory, and the writes not yet read back.
+        # Written under _lock, read without it (a dict's get is atomic): names
+        # resolved, kinds of objects resolved, the factory's caches by the
+        # name or Resource they were asked by and by Resource.
         self._names: dict[str, Resource] = {}
         self._kinds: dict[tuple[str, str], Resource] = {}
-        self._informers: dict[Resource, SharedIndexInformer] = {}
-        self._written: cachetools.LRUCache[tuple[Resource, str], str] = cachetools.LRUCache(
-            maxsize=_WRITTEN_KEYS
-        )
-        self._written_kinds: dict[Resource, int] = {}
+        self._by_arg: dict[Resource | str, _CachedKind] = {}
+        self._by_res: dict[Resource, _CachedKind] = {}
+        # The store lookups of the kinds a get can read at once: synced,
+        # every namespace watched, no write of ours not read back.
+        self._fast: dict[Resource | str, Callable[[str], Any]] = {}
 
     @property
     def factory(self) -> SharedInformerFactory | None:
@@ -248,29 +313,36 @@ class Client:
 
     # ------------------------------------------------------------------ cache
 
-    def _informer(self, res: Resource) -> SharedIndexInformer | None:
-        """The factory's informer of ``res`` (synced or not), or ``None``."""
-        informer = self._informers.get(res)
-        if informer is None and self._factory is not None:
+    def _cached(self, resource: Resource | str) -> _CachedKind | None:
+        """The factory's cache of ``resource`` (synced or not), or ``None``;
+        remembered under the name it was asked by."""
+        found = self._by_arg.get(resource)
+        if found is not None or self._factory is None:
+            return found
+        res = self.resolve(resource)
+        found = self._by_res.get(res)
+        if found is None:
             informer = self._factory.informers().get(res)
-            if informer is not None:
-                with self._lock:
-                    self._informers[res] = informer
-        return informer
+            if informer is None:
+                return None
+            with self._lock:
+                found = self._by_res.get(res)
+                if found is None:
+                    found = self._by_res[res] = _CachedKind(res, informer, self._factory.namespace)
+        with self._lock:
+            self._by_arg[resource] = found
+            found.args.append(resource)
+            self._refresh_locked(found)
+        return found
 
-    def _cache(self, res: Resource, namespace: str | None) -> SharedIndexInformer | None:
-        """The informer to read ``res`` in ``namespace`` from, or ``None``
-        (read live): it exists, has synced, and watches that namespace."""
-        informer = self._informer(res)
-        if informer is None or not informer.has_synced():
-            return None
-        watched = self._factory.namespace if self._factory is not None else None
-        if watched and res.namespaced and namespace != watched:
-            return None
-        return informer
-
-    def _caught_up(self, informer: SharedIndexInformer, version: str) -> bool:
-        return informer.wait_for_resource_version(version, self._catch_up)
+    def _refresh_locked(self, cached: _CachedKind) -> None:
+        """Put ``cached``'s names into, or take them out of, the fast path."""
+        if cached.fast and not cached.written:
+            for arg in cached.args:
+                self._fast[arg] = cached.indexer.get_by_key
+        else:
+            for arg in cached.args:
+                self._fast.pop(arg, None)
 
     def _record(self, res: Resource, namespace: str, obj: Any) -> None:
         """Remember a write's resourceVersion for read-your-writes."""
@@ -280,17 +352,16 @@ class Client:
         version = str(meta.get("resourceVersion") or "")
         if not version.isdigit():
             return
-        informer = self._informer(res)
-        if informer is None:
+        cached = self._cached(res)
+        if cached is None:
             return
-        key = f"{namespace}/{meta.get('name', '')}" if namespace else str(meta.get("name", ""))
+        name = str(meta.get("name") or "")
         with self._lock:
-            self._written[(res, key)] = version
-            if int(version) > self._written_kinds.get(res, -1):
-                self._written_kinds[res] = int(version)
+            cached.record(f"{namespace}/{name}" if namespace else name, version)
+            self._refresh_locked(cached)
         context = current_context()
         if context is not None:
-            context.writes.record(informer, version, self._catch_up)
+            context.writes.record(cached.informer, version, self._catch_up)
 
     def _converted(self, obj: Any, model: type[Any] | None) -> Any:
         return obj if model is None else self._models.convert(obj, model)
@@ -312,29 +383,64 @@ class Client:
         when there is none. Blocks on HTTP for a live read, and up to the
         catch-up timeout when this client wrote the object and the cache
         has not caught up yet."""
+        if not live and model is None:
+            # The common case first: a synced cache of every namespace, no
+            # write of ours to wait for. (Anything else takes the long way.)
+            try:
+                found = self._fast[resource](f"{namespace}/{name}" if namespace else name)
+            except KeyError:  # not a kind of the fast path
+                found = None
+            if found is not None:
+                return found
+        cached = None if live else self._cached(resource)
+        if cached is not None and (cached.synced or self._check_synced(cached)):
+            ns = (namespace or "") if cached.namespaced else _CLUSTER
+            if not cached.watched or ns == cached.watched:
+                key = f"{ns}/{name}" if ns else name
+                if not cached.written or self._read_back(cached, key):
+                    found = cached.indexer.get_by_key(key)
+                    if cached.written:
+                        self._caught_up_with_all(cached)
+                    if found is None:
+                        raise _not_found(cached.resource, name)
+                    return found if model is None else self._models.convert(found, model)
+                log.debug("cache of %s behind a write of %s: reading live", cached.resource, key)
         res = self.resolve(resource)
         ns = (namespace or "") if res.namespaced else _CLUSTER
-        informer = None if live else self._cache(res, ns)
-        if informer is not None:
-            key = f"{ns}/{name}" if ns else name
-            version = self._written.get((res, key)) if self._ryw else None
-            if version is None or self._caught_up(informer, version):
-                if version is not None:
-                    with self._lock:
-                        self._written.pop((res, key), None)
-                found = informer.get_indexer().get_by_key(key)
-                if found is None:
-                    raise NotFoundError(
-                        404,
-                        "NotFound",
-                        f'{res} "{name}" not found',
-                        body={"reason": "NotFound", "details": {"name": name, "kind": res.plural}},
-                    )
-                return self._converted(found, model)
-            log.debug("cache of %s behind a write of %s: reading it live", res, key)
         path = res.object_path(name, ns or None)
         obj = self._transport.request("GET", path, read_timeout=self._timeout).json()
         return self._converted(obj, model)
+
+    def _read_back(self, cached: _CachedKind, key: str) -> bool:
+        """Whether the cache has applied this client's last write of ``key``
+        (waiting for it up to the catch-up timeout); forgets the write once
+        it has."""
+        version = cached.written.get(key)
+        if version is None:
+            return True
+        if not cached.informer.wait_for_resource_version(version, self._catch_up):
+            return False
+        with self._lock:
+            cached.forget(key, version)
+            self._refresh_locked(cached)
+        return True
+
+    def _check_synced(self, cached: _CachedKind) -> bool:
+        if not cached.check_synced():
+            return False
+        with self._lock:
+            self._refresh_locked(cached)
+        return True
+
+    def _caught_up_with_all(self, cached: _CachedKind) -> None:
+        """Forget every write of ``cached`` once its informer has applied the
+        latest (never waits), so that its reads take the fast path again."""
+        highest = cached.highest
+        if cached.informer.wait_for_resource_version(str(highest), 0.0):
+            with self._lock:
+                if cached.highest == highest:
+                    cached.written.clear()
+                    self._refresh_locked(cached)
 
     def list(
         self,
@@ -358,13 +464,18 @@ class Client:
         cacheable = fields is None or all(
             r.field in ("metadata.name", "metadata.namespace") for r in fields.requirements
         )
-        informer = None if live or not cacheable else self._cache(res, ns or None)
-        if informer is not None and self._ryw:
-            version = self._written_kinds.get(res)
-            if version is not None and not self._caught_up(informer, str(version)):
-                informer = None  # behind this client's writes: read live
-        if informer is not None:
-            items = self._from_cache(informer, ns, label_selector, fields)
+        cached = None if live or not cacheable else self._cached(res)
+        if cached is not None and not (
+            (cached.synced or cached.check_synced())
+            and (not cached.watched or ns == cached.watched)
+            and (
+                cached.highest < 0
+                or cached.informer.wait_for_resource_version(str(cached.highest), self._catch_up)
+            )
+        ):
+            cached = None  # not synced, another namespace, or behind our writes: read live
+        if cached is not None:
+            items = self._from_cache(cached.informer, ns, label_selector, fields)
         else:
             items = self._list_live(res, ns, label_selector, field_selector)
         if model is None:

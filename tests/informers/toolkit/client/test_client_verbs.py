@@ -268,3 +268,43 @@ def test_reads_come_from_the_cache_when_the_factory_has_the_kind(
     # Kinds the factory has no informer for are read live.
     client.create({**cm("x", ns), "kind": "Secret", "data": {}})
     assert client.get("secrets", "x", namespace=ns)["kind"] == "Secret"
+
+
+def test_a_cached_read_never_answers_older_than_the_clients_own_write(
+    api_server: ApiServer, api: Any, factory: SharedInformerFactory, ns: str
+) -> None:
+    informer = factory.configmaps()
+    factory.start()
+    wait_for_cache_sync(informer, timeout=10)
+    client = Client(api, factory=factory, catch_up_timeout=0.2)
+    client.create(cm("a", ns, k="1"))
+    assert client.get("cm", "a", namespace=ns)["data"] == {"k": "1"}  # read back
+    assert client.get("cm", "a", namespace=ns) is informer.get_indexer().get_by_key(f"{ns}/a")
+    api_server.stall_watches(60)
+    try:
+        client.patch("cm", "a", {"data": {"k": "2"}}, namespace=ns)
+        # The cache cannot catch up while the watch is held: after the
+        # catch-up timeout the read goes to the server instead.
+        assert client.get("cm", "a", namespace=ns)["data"] == {"k": "2"}
+        assert [o["data"] for o in client.list("cm", namespace=ns)] == [{"k": "2"}]
+    finally:
+        api_server.stall_watches(0)
+    assert client.get("cm", "a", namespace=ns)["data"] == {"k": "2"}
+    assert client.get("cm", "a", namespace=ns) is informer.get_indexer().get_by_key(f"{ns}/a")
+    assert client.list("cm", namespace=ns)[0] is informer.get_indexer().get_by_key(f"{ns}/a")
+
+
+def test_a_client_without_read_your_writes_reads_the_cache_as_it_is(
+    api_server: ApiServer, api: Any, factory: SharedInformerFactory, ns: str
+) -> None:
+    informer = factory.configmaps()
+    factory.start()
+    wait_for_cache_sync(informer, timeout=10)
+    client = Client(api, factory=factory, read_your_writes=False)
+    api_server.stall_watches(60)
+    try:
+        client.create(cm("a", ns))
+        with pytest.raises(NotFoundError):
+            client.get("cm", "a", namespace=ns)  # not in the cache yet
+    finally:
+        api_server.stall_watches(0)
