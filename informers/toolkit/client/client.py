@@ -34,7 +34,10 @@ answered to every write (not dry runs) of a kind a factory informer caches:
   :class:`~informers.toolkit.runtime.Controller` holds the next reconcile of
   the same request back until the caches reflect it.
 
-``read_your_writes=False`` turns both off.
+``read_your_writes=False`` turns both off. A delete the server answers with
+a ``Status`` (most kinds, when nothing holds the object) carries no
+resourceVersion, so it is not waited for: a cached read may still show the
+deleted object until its watch event arrives.
 
 **Kinds** are named as kubectl names them (``"configmaps"``, ``"cm"``,
 ``"deploy"``, ``"widgets.example.com"``) or given as a

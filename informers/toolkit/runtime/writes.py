@@ -98,12 +98,16 @@ class WriteLedger:
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every informer has applied its recorded version, at
         most ``timeout`` seconds (default: the ledger's own); whether they
-        all did."""
+        all did. A stopped informer (one with an ``is_stopped()`` that says
+        so) is not waited for."""
         with self._lock:
             versions = list(self._versions.items())
             limit = self._timeout if timeout is None else timeout
         deadline = time.monotonic() + limit
         for informer, version in versions:
+            stopped = getattr(informer, "is_stopped", None)
+            if callable(stopped) and stopped():
+                continue  # a stopped cache never catches up: nothing to wait for
             remaining = max(0.0, deadline - time.monotonic())
             if not informer.wait_for_resource_version(str(version), remaining):
                 return False

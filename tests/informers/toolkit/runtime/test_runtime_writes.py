@@ -90,3 +90,15 @@ def test_ledgers_of_two_calls_merge() -> None:
     barrier.hold([request])
     assert one.asked[-1][0] == "3"
     assert two.asked[-1][0] == "4"
+
+
+def test_a_stopped_informer_is_not_waited_for() -> None:
+    class Stopped(FakeInformer):
+        def is_stopped(self) -> bool:
+            return True
+
+    stopped = Stopped(applied=0)
+    ledger = WriteLedger()
+    ledger.record(stopped, "9")
+    assert ledger.wait()
+    assert stopped.asked == []
