@@ -55,13 +55,24 @@ class Harness:
         self.factory.shutdown()
         self.api.close()
 
-    def run(self, ops: list[tuple[str, int]], *, read_your_writes: bool) -> Counter[str]:
+    def run(
+        self,
+        ops: list[tuple[str, int]],
+        *,
+        read_your_writes: bool,
+        catch_up_timeout: float = 10.0,
+    ) -> Counter[str]:
         """Play ``ops`` against a fresh controller, then let the watches go,
         reconcile every parent once more and wait for the controller to be
         idle; the number of children of each parent (by parent name)."""
         ns = f"ryw-{uuid.uuid4().hex[:8]}"
         self.server.create("namespaces", {"metadata": {"name": ns}})
-        client = Client(self.api, factory=self.factory, read_your_writes=read_your_writes)
+        client = Client(
+            self.api,
+            factory=self.factory,
+            read_your_writes=read_your_writes,
+            catch_up_timeout=catch_up_timeout,
+        )
         index = self.children.get_indexer()
 
         def reconcile(request: Request) -> Result | None:
@@ -104,6 +115,8 @@ class Harness:
                     stalled = False
                 elif op == "idle":
                     quiet(controller)
+                elif op == "failed":  # until a held reconcile has failed on its timeout
+                    failed(controller, Request(ns, f"p{i}"))
             self.server.stall_watches(0)
             if last_parent:
                 assert self.parents.wait_for_resource_version(last_parent, 10)
@@ -135,6 +148,16 @@ def quiet(controller: Controller, timeout: float = 10.0) -> None:
     raise AssertionError("the controller did not settle")
 
 
+def failed(controller: Controller, request: Request, timeout: float = 10.0) -> None:
+    """Until a reconcile of ``request`` has failed (and was requeued)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if controller.queue.num_requeues(request):
+            return
+        controller.wait_idle(0.05)
+    raise AssertionError("no reconcile failed")
+
+
 @pytest.fixture
 def harness() -> Iterator[Harness]:
     with ApiServer(rv_wait_seconds=0.2) as server:
@@ -161,12 +184,24 @@ STALE_SECOND_RECONCILE = [
 
 def test_without_read_your_writes_a_stale_cache_double_creates(harness: Harness) -> None:
     counts = harness.run(STALE_SECOND_RECONCILE, read_your_writes=False)
-    assert counts["p0"] == 2
+    assert counts["p0"] >= 2  # (the last reconcile, after the watches resume, may add one more)
 
 
 def test_with_read_your_writes_the_second_reconcile_waits(harness: Harness) -> None:
     counts = harness.run(STALE_SECOND_RECONCILE, read_your_writes=True)
     assert counts["p0"] == 1
+
+
+def test_a_cache_that_lags_past_the_timeout_fails_the_reconcile_until_it_catches_up(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The held reconcile times out (CacheSyncTimeoutError), is retried with
+    # backoff and waits again each time; it never reads the stale cache.
+    ops = [op for op in STALE_SECOND_RECONCILE if op[0] != "resume"]
+    ops.insert(ops.index(("trigger", 0), 4) + 1, ("failed", 0))
+    counts = harness.run(ops, read_your_writes=True, catch_up_timeout=0.05)
+    assert counts["p0"] == 1
+    assert "did not catch up" in caplog.text
 
 
 operations = st.lists(
