@@ -69,6 +69,7 @@ from informers.errors import NotFoundError, ObjectKeyError
 from informers.rest.discovery import resolve_resource
 from informers.rest.models import to_dict
 from informers.rest.transport import Transport, as_transport
+from informers.toolkit.client._cache import CachedKind
 from informers.toolkit.client._typed import ModelMemo
 from informers.toolkit.runtime.context import current_context
 from informers.wire.objects import NAMESPACE_INDEX
@@ -110,10 +111,6 @@ PatchType: TypeAlias = Literal["merge", "json", "strategic", "apply"]
 #: A delete's ``propagationPolicy``.
 PropagationPolicy: TypeAlias = Literal["Orphan", "Background", "Foreground"]
 
-# How many written keys a client remembers for read-your-writes; the oldest
-# are forgotten first (a key is also forgotten once read back from the cache).
-_WRITTEN_KEYS = 16384
-
 _CLUSTER = ""
 # The version prefix of a kubernetes model's class name: V1, V2beta1...
 _MODEL_VERSION = re.compile(r"^V\d+(?:(?:alpha|beta)\d+)?")
@@ -126,63 +123,6 @@ def _not_found(res: Resource, name: str) -> NotFoundError:
         f'{res} "{name}" not found',
         body={"reason": "NotFound", "details": {"name": name, "kind": res.plural}},
     )
-
-
-class _CachedKind:
-    """A kind the factory caches, as the client reads it: the informer, its
-    store, whether it has synced, the namespace the factory watches (``""``:
-    all) and this client's writes of it not read back yet (key ->
-    resourceVersion, and the highest written). Written under the client's
-    lock; read without it."""
-
-    __slots__ = (
-        "args",
-        "fast",
-        "highest",
-        "indexer",
-        "informer",
-        "namespaced",
-        "resource",
-        "synced",
-        "watched",
-        "written",
-    )
-
-    def __init__(self, resource: Resource, informer: SharedIndexInformer, watched: str | None):
-        self.resource = resource
-        self.informer = informer
-        self.indexer = informer.get_indexer()
-        self.namespaced = resource.namespaced
-        self.watched = (watched or "") if resource.namespaced else ""
-        self.synced = False
-        #: Synced, and the factory watches every namespace.
-        self.fast = False
-        self.written: dict[str, str] = {}
-        self.highest = -1
-        #: The names and Resources the client was asked this kind by.
-        self.args: list[Resource | str] = []
-
-    def check_synced(self) -> bool:
-        """Whether the informer has synced (remembered once it has)."""
-        if self.informer.has_synced():
-            self.synced = True
-            self.fast = not self.watched
-        return self.synced
-
-    def record(self, key: str, version: str) -> None:
-        """A write of ``key`` at ``version``; the oldest record goes past
-        :data:`_WRITTEN_KEYS`."""
-        written = self.written
-        written.pop(key, None)  # to the end: the oldest go first
-        written[key] = version
-        if len(written) > _WRITTEN_KEYS:
-            del written[next(iter(written))]
-        self.highest = max(self.highest, int(version))
-
-    def forget(self, key: str, version: str) -> None:
-        """``key``'s write at ``version`` was read back (unless written again)."""
-        if self.written.get(key) == version:
-            del self.written[key]
 
 
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -231,8 +171,8 @@ class Client:
         # name or Resource they were asked by and by Resource.
         self._names: dict[str, Resource] = {}
         self._kinds: dict[tuple[str, str], Resource] = {}
-        self._by_arg: dict[Resource | str, _CachedKind] = {}
-        self._by_res: dict[Resource, _CachedKind] = {}
+        self._by_arg: dict[Resource | str, CachedKind] = {}
+        self._by_res: dict[Resource, CachedKind] = {}
         # The store lookups of the kinds a get can read at once: synced,
         # every namespace watched, no write of ours not read back.
         self._fast: dict[Resource | str, Callable[[str], Any]] = {}
@@ -316,7 +256,7 @@ class Client:
 
     # ------------------------------------------------------------------ cache
 
-    def _cached(self, resource: Resource | str) -> _CachedKind | None:
+    def _cached(self, resource: Resource | str) -> CachedKind | None:
         """The factory's cache of ``resource`` (synced or not), or ``None``;
         remembered under the name it was asked by."""
         found = self._by_arg.get(resource)
@@ -331,14 +271,14 @@ class Client:
             with self._lock:
                 found = self._by_res.get(res)
                 if found is None:
-                    found = self._by_res[res] = _CachedKind(res, informer, self._factory.namespace)
+                    found = self._by_res[res] = CachedKind(res, informer, self._factory.namespace)
         with self._lock:
             self._by_arg[resource] = found
             found.args.append(resource)
             self._refresh_locked(found)
         return found
 
-    def _refresh_locked(self, cached: _CachedKind) -> None:
+    def _refresh_locked(self, cached: CachedKind) -> None:
         """Put ``cached``'s names into, or take them out of, the fast path."""
         if cached.fast and not cached.written:
             for arg in cached.args:
@@ -414,7 +354,7 @@ class Client:
         obj = self._transport.request("GET", path, read_timeout=self._timeout).json()
         return self._converted(obj, model)
 
-    def _read_back(self, cached: _CachedKind, key: str) -> bool:
+    def _read_back(self, cached: CachedKind, key: str) -> bool:
         """Whether the cache has applied this client's last write of ``key``
         (waiting for it up to the catch-up timeout); forgets the write once
         it has."""
@@ -428,14 +368,14 @@ class Client:
             self._refresh_locked(cached)
         return True
 
-    def _check_synced(self, cached: _CachedKind) -> bool:
+    def _check_synced(self, cached: CachedKind) -> bool:
         if not cached.check_synced():
             return False
         with self._lock:
             self._refresh_locked(cached)
         return True
 
-    def _caught_up_with_all(self, cached: _CachedKind) -> None:
+    def _caught_up_with_all(self, cached: CachedKind) -> None:
         """Forget every write of ``cached`` once its informer has applied the
         latest (never waits), so that its reads take the fast path again."""
         highest = cached.highest
