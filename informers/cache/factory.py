@@ -185,8 +185,8 @@ class SharedInformerFactory:
 
         :param namespaces: watch these namespaces (one list and watch each,
             behind one :class:`~informers.cache.multinamespace.MultiNamespaceInformer`);
-            default the factory's ``namespace``. Refused
-            (:class:`ValueError`) for a cluster-scoped kind.
+            default the factory's ``namespace``. A set: order and repeats do
+            not matter. Refused (:class:`ValueError`) for a cluster-scoped kind.
         :param label_selector: server-side label selector, e.g. ``"app=web"``.
         :param field_selector: server-side field selector, e.g.
             ``"spec.nodeName=node-1"``.
@@ -243,7 +243,7 @@ class SharedInformerFactory:
             if not resource.namespaced:
                 raise ValueError(f"{resource} is cluster-scoped: it has no namespaces")
         options = InformerOptions(
-            namespaces=tuple(dict.fromkeys(namespaces)) if namespaces is not None else None,
+            namespaces=tuple(sorted(set(namespaces))) if namespaces is not None else None,
             label_selector=label_selector,
             field_selector=field_selector,
             metadata_only=metadata_only,

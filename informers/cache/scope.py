@@ -43,8 +43,8 @@ class InformerOptions:
     """The options of one informer (hashable; callables compare by identity).
 
     :param namespaces: watch these namespaces only, one list and watch each
-        behind one informer (:class:`~informers.cache.multinamespace.MultiNamespaceInformer`);
-        ``None``: the factory's namespace (or all).
+        behind one informer (:class:`~informers.cache.multinamespace.MultiNamespaceInformer`),
+        sorted, without repeats; ``None``: the factory's namespace (or all).
     :param label_selector: server-side label selector (``"app=web"``).
     :param field_selector: server-side field selector (``"spec.nodeName=n1"``).
     :param metadata_only: cache ``PartialObjectMetadata`` objects only

@@ -11,6 +11,7 @@ import random
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,10 +24,11 @@ from informers.cache.scope import InformerKey
 from informers.errors import InformerStateError
 from informers.testing import ApiServer
 from informers.toolkit.runtime import InformerSource
-from informers.wire.objects import meta_namespace_key
+from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
 from informers.wire.resources import CONFIGMAPS, SECRETS, Resource
 from tests.helpers import WAIT, HookedRecorder, Recorder
 from tracker import ResourceTracker
+from tracker.mirror import Column, MirrorDatabase, MirrorStore
 
 WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
 WIDGET_CRD = {
@@ -201,7 +203,7 @@ def test_differently_scoped_informers_of_one_kind_hold_their_own(
         assert len({id(i) for i in informers}) == 5
         # the same options (spelled the same or not) are the same informer
         assert factory.for_resource(SECRETS, label_selector="app=web") is web
-        assert factory.for_resource("secret", namespaces=["a", "b", "a"]) is in_ab
+        assert factory.for_resource("secret", namespaces=["b", "a", "b"]) is in_ab
         keys = factory.informers()
         assert SECRETS in keys
         assert InformerKey in {type(k) for k in keys}
@@ -378,6 +380,18 @@ def test_removal_while_handlers_are_busy(api_server: ApiServer, client: Any) -> 
         assert wait_for_cache_sync(again, timeout=WAIT)
         assert factory.remove(other)
         assert other.is_stopped()
+        # a multi-namespace informer's handler hears of its removal once
+        spread = factory.for_resource("configmaps", namespaces=["default", "kube-system"])
+        heard: list[str] = []
+        spread_reg = spread.add_event_handler(
+            type("Told", (Recorder,), {"on_removed": lambda self: heard.append("removed")})()
+        )
+        factory.start()
+        assert spread_reg.wait_synced(WAIT)
+        assert factory.remove("configmaps", namespaces=["kube-system", "default"])
+        assert heard == ["removed"]
+        assert spread.is_stopped()
+        assert spread_reg.is_stopped()
     finally:
         factory.shutdown()
 
@@ -426,3 +440,48 @@ def test_a_crd_uninstalled_and_reinstalled(api_server: ApiServer, client: Any) -
         again.stop()
     finally:
         factory.shutdown()
+
+
+def test_the_mirror_stores_metadata_only_objects(
+    api_server: ApiServer, client: Any, tmp_path: Path
+) -> None:
+    for i in range(4):
+        body = {"metadata": {"name": f"c{i}", "labels": {"app": f"a{i % 2}"}}, "data": {"k": "v"}}
+        api_server.create(CONFIGMAPS, body)
+    database = MirrorDatabase(f"sqlite:///{tmp_path / 'mirror.db'}")
+    store = MirrorStore(database, CONFIGMAPS, [Column("app", "metadata.labels.app")])
+
+    class ToMirror:
+        def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+            store.sync(obj)
+
+        def on_update(self, old: Any, new: Any) -> None:
+            store.sync(new)
+
+        def on_delete(self, obj: Any) -> None:
+            store.delete(
+                obj.key if isinstance(obj, DeletedFinalStateUnknown) else meta_namespace_key(obj)
+            )
+
+    factory = SharedInformerFactory(client)
+    try:
+        informer = factory.for_resource("configmaps", metadata_only=True)
+        registration = informer.add_event_handler(ToMirror())
+        factory.start()
+        assert registration.wait_synced(WAIT)
+        last = api_server.delete(CONFIGMAPS, "c0", "default")
+        assert informer.wait_for_resource_version(last, timeout=WAIT, handler=registration)
+        rows = store.rows()
+        assert sorted(r.name for r in rows.values()) == ["c1", "c2", "c3"]
+        assert {r.name: r.columns["app"] for r in rows.values()} == {
+            "c1": "a1",
+            "c2": "a0",
+            "c3": "a1",
+        }
+        stored = store.get("default/c1")
+        assert stored is not None
+        assert stored["kind"] == "PartialObjectMetadata"
+        assert "data" not in stored
+    finally:
+        factory.shutdown()
+        database.close()

@@ -16,6 +16,9 @@ from hypothesis import strategies as st
 from informers.errors import ApiError
 from informers.rest.transport import ApiClientTransport
 from informers.testing import ApiServer
+from informers.testing.apiserver import _partial
+from informers.testing.apiserver._exchange import Request
+from informers.testing.apiserver._status import StatusError
 from informers.wire.partial import PARTIAL_LIST_ACCEPT, PARTIAL_OBJECT_ACCEPT
 from informers.wire.resources import PODS, Resource
 
@@ -241,3 +244,43 @@ def test_a_partial_list_is_the_metadata_of_the_full_list(
     assert [i["metadata"] for i in partial["items"]] == [i["metadata"] for i in full["items"]]
     assert {i["kind"] for i in partial["items"]} == {"PartialObjectMetadata"}
     assert all("data" not in i for i in partial["items"])
+
+
+CLAUSES = st.sampled_from(
+    [
+        "application/json",
+        "*/*",
+        "application/yaml",
+        "application/vnd.kubernetes.protobuf",
+        PARTIAL_LIST_ACCEPT,
+        PARTIAL_OBJECT_ACCEPT,
+        PARTIAL_LIST_ACCEPT.replace("v=v1", "v=v1beta1"),
+        PARTIAL_LIST_ACCEPT.replace("json", "vnd.kubernetes.protobuf"),
+        "application/json;as=Table;g=meta.k8s.io;v=v1",
+        "application/json;as=Secret;g=meta.k8s.io;v=v1",
+        "application/json;as=PartialObjectMetadata;g=apps;v=v1",
+    ]
+)
+
+
+def _negotiate(accept: str) -> Any:
+    request = Request("GET", "/api/v1/pods", {}, {"Accept": accept})
+    try:
+        return _partial.wanted(request)
+    except StatusError as error:
+        return error.code
+
+
+@given(st.lists(CLAUSES, min_size=1, max_size=5))
+def test_the_first_servable_clause_decides(clauses: list[str]) -> None:
+    """Property of the Accept negotiation: the answer is that of the first
+    clause the emulator can serve -- whole objects for a clause without
+    ``as`` (or a Table), the metadata-only form for a JSON partial clause --
+    and 406 only when no clause can be served."""
+    got = _negotiate(",".join(clauses))
+    for clause in clauses:
+        one = _negotiate(clause)
+        if one != 406 and not clause.startswith("application/vnd.kubernetes.protobuf;"):
+            assert got == one
+            return
+    assert got == 406  # every clause unservable (or a protobuf transformation)
