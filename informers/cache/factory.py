@@ -354,10 +354,9 @@ class SharedInformerFactory:
         """
         with self._lock:
             key = self._key_of(informer, options)
-            found = self._informers.pop(key, None) if key is not None else None
-        if found is None or key is None:
-            return False
-        with self._lock:
+            if key is None or key not in self._informers:
+                return False
+            found = self._informers.pop(key)
             self._started.discard(key)
         handlers = [r.handler for r in found.registrations()]
         found.stop()
