@@ -289,10 +289,17 @@ def test_multi_namespace_informer_through_churn_and_a_forced_relist(
         relists = {ns: HookedRecorder() for ns in ("a", "b")}
         for ns, hooked in relists.items():
             informer.informers[ns].add_event_handler(hooked)
+        source = InformerSource(informer, name="configmaps in a and b")
+        sink = _Sink()
+        source.start(sink)
         factory.start()
         assert registration.wait_synced(WAIT)
         assert informer.has_synced()
         assert recorder.wait_for(lambda events: ("synced",) in events)
+        # a runtime source over it syncs with every namespace's objects
+        assert source.wait_synced(WAIT)
+        assert {str(r) for r in sink.items} == set(informer.get_indexer().list_keys())
+        source.stop()
         churn(40)
         # A forced relist of namespace "a" only: its next re-watch (watches
         # end every second or two) is answered 410 Expired; "b" re-watches
