@@ -126,6 +126,10 @@ def test_metadata_only_informer_lister_and_index(
         informer.add_event_handler(recorder)
         factory.start()
         assert wait_for_cache_sync(informer, timeout=WAIT)
+        reflector = informer.reflector
+        assert reflector is not None
+        # a streaming list was served (no fall-back to a plain list)
+        assert reflector.state.mem.watch_list is watch_list
         lister = factory.lister(kind, metadata_only=True)
         every = lister.list()
         assert len(every) == 6
