@@ -7,8 +7,11 @@
     python -m benchmarks.compare --size smoke --out /tmp/cmp --json
     python -m benchmarks.compare --only sync,memory
 
-Contenders: this project's ``SharedIndexInformer`` over ``HTTPListerWatcher``;
-the official client's ``kubernetes.informer.SharedInformer``; the official
+Contenders: this project's ``SharedIndexInformer`` over ``HTTPListerWatcher``
+(and, in sync and memory, the same metadata-only, ``metadata_only=True``: a
+smaller cache than the peers' full objects, shown beside lightkube's full
+cache; the full-against-full row stays the reference of every ratio); the
+official client's ``kubernetes.informer.SharedInformer``; the official
 ``kubernetes.watch.Watch`` (list, then watch) feeding a dict, what most users
 write today; lightkube's sync ``Client`` (``list`` then ``watch``) feeding a
 dict; kr8s's sync API (``kr8s.api().get`` then ``.watch``) feeding a dict;
@@ -128,6 +131,10 @@ HERE = Path(__file__).resolve().parent
 
 OURS = "kube-informers"
 OURS_COMPACT = "kube-informers, compact store"
+#: Metadata-only (PartialObjectMetadata): not like for like -- it caches less
+#: than the peers' full objects; the full-against-full row (OURS) stays the
+#: reference, this one shows what a controller that needs only metadata saves.
+OURS_METADATA = "kube-informers, metadata-only"
 OFFICIAL_INFORMER = "official SharedInformer"
 OFFICIAL_WATCH = "official list+Watch -> dict"
 LIGHTKUBE = "lightkube list+watch -> dict"
@@ -297,6 +304,21 @@ def _timed(fill: Callable[[dict[Any, Any]], None], n: int) -> float:
     return elapsed
 
 
+def _sync_ours_metadata(server: Any, n: int) -> float:
+    """Start to synced of a metadata-only informer of the pods."""
+    client = server.api_client()
+    inf = SharedIndexInformer(HTTPListerWatcher(client, PODS, metadata_only=True), name="pods")
+    gc.collect()
+    started = time.perf_counter()
+    inf.start()
+    assert inf.wait_synced(600)
+    elapsed = time.perf_counter() - started
+    assert len(inf.get_indexer()) >= n
+    inf.stop()
+    client.close()
+    return elapsed
+
+
 def section_sync(results: Results, pods: list[int], kubeconfig_dir: Path) -> dict[int, Any]:
     """Start to synced for each pod count; returns the servers' URLs by
     size for the memory section (the servers stay up until it ran)."""
@@ -304,6 +326,7 @@ def section_sync(results: Results, pods: list[int], kubeconfig_dir: Path) -> dic
         OURS,
         OFFICIAL_INFORMER,
         OFFICIAL_WATCH,
+        OURS_METADATA,  # beside lightkube's full cache; OURS stays the reference
         LIGHTKUBE,
         KR8S,
         FLOOR_JSON,
@@ -322,6 +345,7 @@ def section_sync(results: Results, pods: list[int], kubeconfig_dir: Path) -> dic
                 _measure(rows[FLOOR_ORJSON], n, lambda: sync_floor(server, n, orjson.loads).elapsed)
             _measure(rows[FLOOR_KEEP], n, lambda: _timed(lambda c: _fill_floor(server.url, c), n))
             _measure(rows[OURS], n, lambda: sync_ours(server, n).elapsed)
+            _measure(rows[OURS_METADATA], n, lambda: _sync_ours_metadata(server, n))
             _measure(rows[OFFICIAL_INFORMER], n, lambda: sync_official(server, n).elapsed)
             _measure(
                 rows[OFFICIAL_WATCH],
@@ -749,13 +773,14 @@ def _rss() -> int:
 def _mem_fill(contender: str, url: str, kubeconfig: Path, n: int) -> Any:
     """Fill a contender's cache; returns what keeps it alive."""
     cache: dict[Any, Any] = {}
-    if contender in (OURS, OURS_COMPACT):
+    if contender in (OURS, OURS_COMPACT, OURS_METADATA):
         config = kubernetes.client.Configuration()
         config.host = url
         client = kubernetes.client.ApiClient(config)
         # The compact storage option (informers.cache.compact): objects kept encoded.
         store = CompactStore if contender == OURS_COMPACT else None
-        inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods", store=store)
+        lw = HTTPListerWatcher(client, PODS, metadata_only=contender == OURS_METADATA)
+        inf = SharedIndexInformer(lw, name="pods", store=store)
         inf.start()
         assert inf.wait_synced(600)
         inf.stop()
@@ -822,6 +847,8 @@ def memory_child(contender: str, url: str, kubeconfig: str, n: int) -> None:
 def section_memory(results: Results, pods: list[int], kubeconfig_dir: Path) -> None:
     contenders = [OURS, OFFICIAL_INFORMER, OFFICIAL_WATCH, LIGHTKUBE, KR8S, FLOOR_KEEP]
     contenders.insert(1, OURS_COMPACT)  # the compact storage option, beside ours
+    # Metadata-only beside lightkube's full cache (ours, full, stays the reference).
+    contenders.insert(contenders.index(LIGHTKUBE), OURS_METADATA)
     traced = {
         c: results.row("memory", f"{c} (tracemalloc)", "B/obj", note=_installed(c))
         for c in contenders

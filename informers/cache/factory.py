@@ -1,25 +1,31 @@
-"""SharedInformerFactory: one shared informer per resource over one API client.
+"""SharedInformerFactory: one shared informer per resource and options over
+one API client.
 
 Informers are created on first request (:meth:`SharedInformerFactory.for_resource`
 or a helper such as :meth:`~SharedInformerFactory.pods`), started together by
 :meth:`~SharedInformerFactory.start` (later requests are started by the next
-``start()``), and stopped and joined by :meth:`~SharedInformerFactory.shutdown`.
-Thread-safe.
+``start()``), removed one by one by :meth:`~SharedInformerFactory.remove`, and
+stopped and joined by :meth:`~SharedInformerFactory.shutdown`. Per-kind
+options (namespaces, selectors, metadata-only, transform, store, resync) key
+their own informers (:mod:`informers.cache.scope`). Thread-safe.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import Any, overload
 
 from informers.cache.fifo import TransformFunc
 from informers.cache.informer import SharedIndexInformer
 from informers.cache.listers import Lister
+from informers.cache.multinamespace import MultiNamespaceInformer
 from informers.cache.protocols import StoreFactory
 from informers.cache.reflector import ReflectorConfig
+from informers.cache.scope import InformerKey, InformerOptions, notify_removed
 from informers.cache.wait import pending_after_wait
 from informers.errors import (
     CacheSyncTimeoutError,
@@ -33,10 +39,15 @@ from informers.wire import resources as _res
 from informers.wire.objects import NAMESPACE_INDEX, namespace_index
 from informers.wire.resources import Resource
 
+log = logging.getLogger(__name__)
+
 __all__ = ["SharedInformerFactory"]
 
+#: An informer the factory makes: one per namespace set, or one over them all.
+AnyInformer = SharedIndexInformer | MultiNamespaceInformer
 
-def _synced_or_failed(informer: SharedIndexInformer) -> bool:
+
+def _synced_or_failed(informer: AnyInformer) -> bool:
     reflector = informer.reflector
     return (
         informer.has_synced()
@@ -92,8 +103,9 @@ class SharedInformerFactory:
         self._store = store
         self._lock = threading.Lock()
         # Guarded by _lock:
-        self._informers: dict[Resource, SharedIndexInformer] = {}
-        self._started: set[Resource] = set()
+        # Keyed by the Resource for the factory's defaults, else by InformerKey.
+        self._informers: dict[Resource | InformerKey, AnyInformer] = {}
+        self._started: set[Resource | InformerKey] = set()
         self._shut_down = False
 
     def resolve(self, resource: Resource | str) -> Resource:
@@ -109,38 +121,163 @@ class SharedInformerFactory:
         """
         return resolve_resource(self._client, resource)
 
-    def for_resource(self, resource: Resource | str) -> SharedIndexInformer:
-        """The shared informer of ``resource`` (created on first call): a
-        :class:`Resource` or a name as :meth:`resolve` reads it."""
+    @overload
+    def for_resource(
+        self,
+        resource: Resource | str,
+        *,
+        namespaces: None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+        metadata_only: bool = False,
+        transform: TransformFunc | None = None,
+        store: StoreFactory | None = None,
+        resync: float | None = None,
+    ) -> SharedIndexInformer: ...
+
+    @overload
+    def for_resource(
+        self,
+        resource: Resource | str,
+        *,
+        namespaces: Iterable[str],
+        label_selector: str = "",
+        field_selector: str = "",
+        metadata_only: bool = False,
+        transform: TransformFunc | None = None,
+        store: StoreFactory | None = None,
+        resync: float | None = None,
+    ) -> MultiNamespaceInformer: ...
+
+    def for_resource(
+        self,
+        resource: Resource | str,
+        *,
+        namespaces: Iterable[str] | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+        metadata_only: bool = False,
+        transform: TransformFunc | None = None,
+        store: StoreFactory | None = None,
+        resync: float | None = None,
+    ) -> AnyInformer:
+        """The shared informer of ``resource`` with these options (created on
+        first call): a :class:`Resource` or a name as :meth:`resolve` reads it.
+
+        The options (controller-runtime's ``ByObject``) apply to this
+        informer alone; unset ones take the factory's:
+
+        :param namespaces: watch these namespaces (one list and watch each,
+            behind one :class:`~informers.cache.multinamespace.MultiNamespaceInformer`);
+            default the factory's ``namespace``. A set: order and repeats do
+            not matter. Refused (:class:`ValueError`) for a cluster-scoped kind.
+        :param label_selector: server-side label selector, e.g. ``"app=web"``.
+        :param field_selector: server-side field selector, e.g.
+            ``"spec.nodeName=node-1"``.
+        :param metadata_only: cache ``PartialObjectMetadata`` objects (names,
+            labels, annotations, owners: no spec or status;
+            :mod:`informers.wire.partial`).
+        :param transform: applied to each object before it is cached
+            (default the factory's).
+        :param store: builds the cache (default the factory's).
+        :param resync: default resync period of its handlers (default the
+            factory's ``resync_period``).
+
+        Informers are keyed by the resource and the options in effect
+        (:class:`~informers.cache.scope.InformerKey`): the same options give
+        the same informer, different ones a different informer. Selectors
+        combine with the factory's ``tweak_list_options``, which runs last.
+        """
         resource = self.resolve(resource)
+        key, options = self._key(
+            resource,
+            namespaces=namespaces,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            metadata_only=metadata_only,
+            transform=transform,
+            store=store,
+            resync=resync,
+        )
         with self._lock:
             if self._shut_down:
                 raise InformerStateError("the factory was shut down")
-            informer = self._informers.get(resource)
-            if informer is not None:
-                return informer
+            informer = self._informers.get(key)
+            if informer is None:
+                informer = self._build(resource, key, options)
+                self._informers[key] = informer
+            return informer
+
+    def _key(
+        self,
+        resource: Resource,
+        *,
+        namespaces: Iterable[str] | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+        metadata_only: bool = False,
+        transform: TransformFunc | None = None,
+        store: StoreFactory | None = None,
+        resync: float | None = None,
+    ) -> tuple[Resource | InformerKey, InformerOptions]:
+        """The key and the options in effect of a request (see :meth:`for_resource`)."""
+        if namespaces is not None:
+            if isinstance(namespaces, str):
+                raise TypeError("namespaces= takes a list of names, not one string")
+            if not resource.namespaced:
+                raise ValueError(f"{resource} is cluster-scoped: it has no namespaces")
+        options = InformerOptions(
+            namespaces=tuple(sorted(set(namespaces))) if namespaces is not None else None,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            metadata_only=metadata_only,
+            transform=self._transform if transform is None else transform,
+            store=self._store if store is None else store,
+            resync=self._resync if resync is None else resync,
+        )
+        defaults = InformerOptions(
+            transform=self._transform, store=self._store, resync=self._resync
+        )
+        return (resource if options == defaults else InformerKey(resource, options)), options
+
+    def _build(
+        self, resource: Resource, key: Resource | InformerKey, options: InformerOptions
+    ) -> AnyInformer:
+        name = str(key)
+
+        def make(namespace: str | None) -> SharedIndexInformer:
             lw = HTTPListerWatcher(
-                self._client, resource, self.namespace, tweak_list_options=self._tweak
+                self._client,
+                resource,
+                namespace,
+                label_selector=options.label_selector,
+                field_selector=options.field_selector,
+                tweak_list_options=self._tweak,
+                metadata_only=options.metadata_only,
             )
-            name = str(resource)
+            full = f"{name}@{namespace}" if options.namespaces is not None else name
             config = self._config or ReflectorConfig()
             informer = SharedIndexInformer(
                 lw,
                 indexers={NAMESPACE_INDEX: namespace_index} if resource.namespaced else None,
-                resync_period=self._resync,
-                name=name,
-                reflector_config=replace(config, description=name),
+                resync_period=options.resync,
+                name=full,
+                reflector_config=replace(config, description=full),
                 clock=self._clock,
-                store=self._store,
+                store=options.store,
             )
-            if self._transform is not None:
-                informer.set_transform(self._transform)
-            self._informers[resource] = informer
+            if options.transform is not None:
+                informer.set_transform(options.transform)
             return informer
 
-    def lister(self, resource: Resource | str) -> Lister:
-        """A lister over the shared informer's cache."""
-        return Lister(self.for_resource(resource).get_indexer())
+        if options.namespaces is None:
+            return make(self.namespace)
+        return MultiNamespaceInformer(make, options.namespaces, name=name)
+
+    def lister(self, resource: Resource | str, **options: Any) -> Lister:
+        """A lister over the cache of the shared informer that
+        :meth:`for_resource` gives for ``resource`` and ``options``."""
+        return Lister(self.for_resource(resource, **options).get_indexer())
 
     # helpers for common kinds
     def pods(self) -> SharedIndexInformer:
@@ -171,10 +308,63 @@ class SharedInformerFactory:
         """The shared informer of :data:`~informers.wire.resources.DEPLOYMENTS`."""
         return self.for_resource(_res.DEPLOYMENTS)
 
-    def informers(self) -> dict[Resource, SharedIndexInformer]:
-        """Every informer created so far."""
+    def informers(self) -> dict[Resource | InformerKey, AnyInformer]:
+        """Every informer created so far and not removed: keyed by its
+        :class:`Resource` when it has the factory's options, else by its
+        :class:`~informers.cache.scope.InformerKey`."""
         with self._lock:
             return dict(self._informers)
+
+    def remove(self, informer: AnyInformer | Resource | str, **options: Any) -> bool:
+        """Remove an informer: stop it, join its threads, then tell its
+        handlers; the factory stays ready (a later :meth:`for_resource` of
+        the same kind and options builds and -- at the next :meth:`start` --
+        starts a new informer, as after a CRD was reinstalled).
+
+        ``informer`` is the informer itself, or a resource (a
+        :class:`Resource` or a name) with the options it was requested with
+        (see :meth:`for_resource`). A name is first matched against the
+        informers the factory holds, so a custom resource whose CRD is gone
+        (discovery no longer knows it) can still be removed.
+
+        Handlers are told by their optional ``on_removed()`` hook, called
+        once per handler after it returned from its last event (on this
+        thread; see :func:`~informers.cache.scope.notify_removed`); each
+        registration reports ``is_stopped()`` from then on. The informer's
+        own ``has_synced()`` keeps its last value, as after ``stop()``.
+        Called on a thread the library runs user code on (a handler), the
+        threads are not joined (see :meth:`SharedIndexInformer.stop`) and
+        the hooks run at once. Returns whether an informer was removed.
+        """
+        with self._lock:
+            key = self._key_of(informer, options)
+            if key is None or key not in self._informers:
+                return False
+            found = self._informers.pop(key)
+            self._started.discard(key)
+        handlers = [r.handler for r in found.registrations()]
+        found.stop()
+        notify_removed(handlers)
+        log.info("%s: informer removed", key)
+        return True
+
+    def _key_of(
+        self, informer: AnyInformer | Resource | str, options: dict[str, Any]
+    ) -> Resource | InformerKey | None:
+        """The key of ``informer`` among the held ones (under the lock; a
+        name no held informer answers to is resolved as :meth:`resolve`
+        does, outside it)."""
+        if isinstance(informer, SharedIndexInformer | MultiNamespaceInformer):
+            return next((k for k, held in self._informers.items() if held is informer), None)
+        resource: Resource | None = informer if isinstance(informer, Resource) else None
+        if resource is None:
+            name = str(informer).strip()
+            held = {k.resource if isinstance(k, InformerKey) else k for k in self._informers}
+            named = [r for r in held if name in _names(r)]
+            resource = named[0] if len(named) == 1 else _res.find_builtin(name)
+            if resource is None:
+                return None
+        return self._key(resource, **options)[0]
 
     def start(self) -> None:
         """Start every informer not started yet.
@@ -271,3 +461,14 @@ class SharedInformerFactory:
             informers = list(self._informers.values())
         for informer in informers:
             informer.stop()
+
+
+def _names(resource: Resource) -> set[str]:
+    """The names a held resource answers to in :meth:`SharedInformerFactory.remove`."""
+    return {
+        str(resource),
+        resource.plural,
+        resource.kind,
+        resource.kind.lower(),
+        resource.singular,
+    }

@@ -29,6 +29,12 @@ A handler may also define any of these; one without them works unchanged
     every call of its initial list (see
     :meth:`~informers.cache.registration.ResourceEventHandlerRegistration.has_synced`).
 
+``on_removed()``
+    Called once when the informer was removed from its factory
+    (:meth:`SharedInformerFactory.remove
+    <informers.cache.factory.SharedInformerFactory.remove>`), after the
+    handler returned from its last event; nothing follows it.
+
 An exception raised by any of these is logged (kind, key, resource version;
 never the object) and delivery goes on.
 

@@ -52,6 +52,12 @@ from informers.rest.transport import (
     as_transport,
 )
 from informers.wire import _json
+from informers.wire.partial import (
+    PARTIAL_KIND,
+    PARTIAL_LIST_ACCEPT,
+    PARTIAL_OBJECT_ACCEPT,
+    as_partial_object_metadata,
+)
 from informers.wire.resources import Resource
 from informers.wire.selectors import SHARD_INFO_FIELD, ShardSelector
 
@@ -269,9 +275,19 @@ class HTTPListerWatcher:
     read timeout of a watch is its server timeout plus ``read_timeout_margin``
     seconds, so a stalled stream is abandoned.
 
+    ``metadata_only=True`` asks for the metadata-only form of every object
+    (:mod:`informers.wire.partial`), as client-go's metadata informers do:
+    lists send ``Accept: application/json;as=PartialObjectMetadataList;
+    g=meta.k8s.io;v=v1``, watches ``as=PartialObjectMetadata``; objects and
+    bookmarks then arrive as ``PartialObjectMetadata`` (``meta.k8s.io/v1``,
+    metadata only). An object that arrives whole anyway (a server or proxy
+    that ignored the negotiation) is cut down to that form here, so the cache
+    never holds a mix.
+
     Requests block the calling thread (connect timeout 30 s; read timeout
     ``list_read_timeout`` for a list without ``timeout_seconds``, 90 s by
-    default, up to 300 s for a watch); :meth:`abortable` gives a view whose requests another thread
+    default, up to 300 s for a watch); :meth:`abortable` gives a view whose
+    requests another thread
     can abort.
 
     Thread-safe: one instance may serve several concurrent requests.
@@ -289,12 +305,15 @@ class HTTPListerWatcher:
         tweak_list_options: Callable[[ListOptions], ListOptions] | None = None,
         read_timeout_margin: float = READ_TIMEOUT_MARGIN,
         list_read_timeout: float = LIST_READ_TIMEOUT,
+        metadata_only: bool = False,
     ) -> None:
         if not list_read_timeout > 0:
             raise ValueError(
                 f"list_read_timeout is a positive number of seconds, not {list_read_timeout}"
             )
         self._transport: Transport = as_transport(api_client)
+        #: Whether objects are asked for (and kept) in their metadata-only form.
+        self.metadata_only = metadata_only
         self._margin = read_timeout_margin
         self._list_timeout = list_read_timeout
         self.resource = resource
@@ -334,7 +353,8 @@ class HTTPListerWatcher:
 
     def __repr__(self) -> str:
         ns = f" in {self.namespace!r}" if self.namespace else ""
-        return f"<HTTPListerWatcher {self.resource}{ns}>"
+        meta = " (metadata only)" if self.metadata_only else ""
+        return f"<HTTPListerWatcher {self.resource}{ns}{meta}>"
 
     def _options(self, options: ListOptions) -> ListOptions:
         if self._label_selector and not options.label_selector:
@@ -358,9 +378,23 @@ class HTTPListerWatcher:
             if options.timeout_seconds
             else self._list_timeout
         )
-        data = self._transport.request(
-            "GET", self._path, query=options.query(), read_timeout=timeout, aborter=self._aborter
-        ).data
+        if self.metadata_only:
+            data = self._transport.request(
+                "GET",
+                self._path,
+                query=options.query(),
+                read_timeout=timeout,
+                aborter=self._aborter,
+                headers={"Accept": PARTIAL_LIST_ACCEPT},
+            ).data
+        else:
+            data = self._transport.request(
+                "GET",
+                self._path,
+                query=options.query(),
+                read_timeout=timeout,
+                aborter=self._aborter,
+            ).data
         try:
             parsed = _json.loads(data)
         except ValueError as exc:
@@ -371,6 +405,11 @@ class HTTPListerWatcher:
             parsed["items"] = []
         elif not isinstance(parsed["items"], list):
             raise WatchDecodeError(f"{self.resource}: list response items are not a list")
+        if self.metadata_only:
+            items = parsed["items"]
+            for i, item in enumerate(items):
+                if isinstance(item, dict) and item.get("kind") != PARTIAL_KIND:
+                    items[i] = as_partial_object_metadata(item)
         if options.shard_selector:
             self._shards.filter_list(options.shard_selector, parsed)
         return parsed
@@ -382,14 +421,26 @@ class HTTPListerWatcher:
         timeout = (options.timeout_seconds or 0) + self._margin
         if not options.timeout_seconds:
             timeout = DEFAULT_READ_TIMEOUT
-        response = self._transport.stream(
-            "GET",
-            self._path,
-            query=options.query(watch=True),
-            read_timeout=timeout,
-            aborter=self._aborter,
-        )
-        stream = _HTTPWatchStream(response, str(self.resource))
+        if self.metadata_only:
+            response = self._transport.stream(
+                "GET",
+                self._path,
+                query=options.query(watch=True),
+                read_timeout=timeout,
+                aborter=self._aborter,
+                headers={"Accept": PARTIAL_OBJECT_ACCEPT},
+            )
+        else:
+            response = self._transport.stream(
+                "GET",
+                self._path,
+                query=options.query(watch=True),
+                read_timeout=timeout,
+                aborter=self._aborter,
+            )
+        stream: WatchStream = _HTTPWatchStream(response, str(self.resource))
+        if self.metadata_only:
+            stream = _MetadataOnlyStream(stream)
         if options.shard_selector:
             return _ShardFilteredStream(stream, self._shards.parse(options.shard_selector))
         return stream
@@ -464,3 +515,27 @@ class _ShardFilteredStream:
 
 
 _OBJECT_EVENTS = frozenset(("ADDED", "MODIFIED", "DELETED"))
+_METADATA_EVENTS = _OBJECT_EVENTS | {"BOOKMARK"}
+
+
+class _MetadataOnlyStream:
+    """A metadata-only watch: objects that arrived whole (a server that
+    ignored ``as=PartialObjectMetadata``) are cut down to that form; errors
+    pass as they are. Thread-safety as the stream it wraps."""
+
+    def __init__(self, stream: WatchStream) -> None:
+        self._stream = stream
+
+    def stop(self) -> None:
+        self._stream.stop()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for event in self._stream:
+            obj = event.get("object")
+            if (
+                isinstance(obj, dict)
+                and obj.get("kind") != PARTIAL_KIND
+                and event.get("type") in _METADATA_EVENTS
+            ):
+                event["object"] = as_partial_object_metadata(obj)
+            yield event

@@ -157,6 +157,10 @@ class Transport(Protocol):
     anything else, sent as JSON (:func:`encode_body`); ``content_type``
     labels it. ``read_timeout`` bounds each wait for data, in seconds.
     ``aborter``, when given, can abort the request from another thread.
+    ``headers`` are sent besides the implementation's own (an ``Accept``
+    given here replaces ``application/json``; callers pass it only when
+    they need it, so an implementation written before it existed keeps
+    serving the others).
 
     Both calls block the calling thread and raise
     :class:`~informers.errors.ApiError` (its subclass for the Status) for a
@@ -174,6 +178,7 @@ class Transport(Protocol):
         content_type: str = JSON_CONTENT_TYPE,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         aborter: RequestAborter | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Response:
         """Send the request and read the whole response body."""
         ...
@@ -188,6 +193,7 @@ class Transport(Protocol):
         content_type: str = JSON_CONTENT_TYPE,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         aborter: RequestAborter | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> StreamingResponse:
         """Send the request; return once the response headers arrived. The
         caller reads the body and closes the response (an aborter, if any,
@@ -378,10 +384,11 @@ class ApiClientTransport:
         content_type: str = JSON_CONTENT_TYPE,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         aborter: RequestAborter | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Response:
         """See :meth:`Transport.request`."""
         response, tracking = self._open(
-            method, path, query, body, content_type, read_timeout, aborter
+            method, path, query, body, content_type, read_timeout, aborter, headers
         )
         data = _urllib3.read_body(response, tracking)
         return Response(response.status, response.headers, data)
@@ -396,10 +403,11 @@ class ApiClientTransport:
         content_type: str = JSON_CONTENT_TYPE,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         aborter: RequestAborter | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> StreamingResponse:
         """See :meth:`Transport.stream`."""
         response, tracking = self._open(
-            method, path, query, body, content_type, read_timeout, aborter
+            method, path, query, body, content_type, read_timeout, aborter, headers
         )
         return _urllib3.Urllib3StreamingResponse(response, tracking)
 
@@ -412,11 +420,14 @@ class ApiClientTransport:
         content_type: str,
         read_timeout: float,
         aborter: RequestAborter | None,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> tuple[Any, RequestAborter | None]:
         """The response (status 2xx, body not read) and the aborter that
         tracks it until it gives its connection back (``None`` if none)."""
         data = encode_body(body)
         headers = {"Content-Type": content_type} if data is not None else {}
+        if extra_headers:
+            headers.update(extra_headers)
         path = with_query(path, query)
         timeout = urllib3.Timeout(connect=self._connect_timeout, read=read_timeout)
         client = self._client

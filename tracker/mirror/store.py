@@ -50,6 +50,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
+from informers.wire.partial import PARTIAL_KIND
 from informers.wire.resources import Resource
 from tracker.errors import InvalidObjectError, MirrorConfigError, SchemaMismatchError
 from tracker.mirror.jsoncolumn import json_dumps, json_type
@@ -433,7 +434,9 @@ class MirrorStore:
         if not isinstance(uid, str) or not uid:
             raise InvalidObjectError(f"{self.resource.kind} {namespace}/{name} has no metadata.uid")
         kind = obj.get("kind")
-        if kind is not None and kind != self.resource.kind:
+        # A metadata-only informer's objects (PartialObjectMetadata) are
+        # stored as they are: their metadata columns, and the object's JSON.
+        if kind is not None and kind not in (self.resource.kind, PARTIAL_KIND):
             raise InvalidObjectError(
                 f"{namespace}/{name} is a {kind!r}, not a {self.resource.kind!r}"
             )

@@ -28,7 +28,7 @@ class Stored:
     threads is harmless (same bytes).
     """
 
-    __slots__ = ("_full", "builtin", "key", "obj", "rv")
+    __slots__ = ("_full", "builtin", "key", "obj", "partial", "rv")
 
     def __init__(self, obj: dict[str, Any], key: str, rv: int, builtin: bool) -> None:
         self.obj = obj
@@ -36,6 +36,8 @@ class Stored:
         self.rv = rv
         self.builtin = builtin
         self._full: bytes | None = None
+        #: This version's ``PartialObjectMetadata`` form, cached by :mod:`._partial`.
+        self.partial: Stored | None = None
 
     @property
     def full_json(self) -> bytes:

@@ -8,7 +8,7 @@ import json
 import threading
 from typing import Any
 
-from informers.testing.apiserver import _status
+from informers.testing.apiserver import _partial, _status
 from informers.testing.apiserver._exchange import Reply, Request, parse_rv
 from informers.testing.apiserver._filtering import build_predicate, shard_predicate, with_shard
 from informers.testing.apiserver._history import decode_continue
@@ -82,8 +82,11 @@ class ReadVerbs:
     def get(
         self, reply: Reply, request: Request, resource: Resource, namespace: str | None, name: str
     ) -> None:
+        partial = _partial.wanted(request)
         stored = self._storage.get(resource, name, namespace)
-        if wants_table(request):
+        if partial is not None:
+            reply.send(200, _partial.get_json(partial, resource, stored))
+        elif wants_table(request):
             document = to_table(resource, [stored.obj], {}, include_object=include_object(request))
             reply.send_json(200, document)
         else:
@@ -93,6 +96,7 @@ class ReadVerbs:
         self, reply: Reply, request: Request, resource: Resource, namespace: str | None
     ) -> None:
         _validate_list(request)
+        partial = _partial.wanted(request)
         storage, settings = self._storage, self._settings
         raw_rv = request.param("resourceVersion")
         rv = parse_rv(raw_rv)
@@ -144,6 +148,9 @@ class ReadVerbs:
                 metadata["remainingItemCount"] = result.remaining
         if shard is not None:
             metadata[SHARD_INFO_FIELD] = {"selector": shard_text}
+        if partial is not None:
+            reply.send_list(*_partial.list_parts(partial, resource, metadata, result.items))
+            return
         if wants_table(request):
             document = to_table(
                 resource,

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from informers.testing.apiserver import _status
+from informers.testing.apiserver import _partial, _status
 from informers.testing.apiserver._exchange import Reply, Request, chunk, parse_rv
 from informers.testing.apiserver._faults import FaultState
 from informers.testing.apiserver._filtering import build_predicate, shard_predicate, with_shard
@@ -96,6 +96,9 @@ class WatchVerb:
         storage, settings = self._storage, self._settings
         initial_param = request.flag("sendInitialEvents")
         _validate_watch(request, initial_param, settings.watch_list_mode)
+        partial = _partial.wanted(request)
+        if partial is not None:
+            _partial.check_watch(partial, resource)
         raw_rv = request.param("resourceVersion")
         rv = parse_rv(raw_rv)
         bookmarks = bool(request.flag("allowWatchBookmarks"))
@@ -154,7 +157,12 @@ class WatchVerb:
             return
         event_line: Callable[[str, Stored], bytes] = _event_line
         bookmark_line: Callable[..., bytes] = _bookmark_line
-        if table:
+        if partial is not None:
+            event_line, bookmark_line = (
+                _partial.event_line(partial),
+                _partial.bookmark_line(partial),
+            )
+        elif table:
             encoder = TableEvents(resource, include)
             event_line, bookmark_line = encoder.event, encoder.bookmark
         try:

@@ -65,6 +65,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from informers.cache.informer import SharedIndexInformer
 from informers.errors import NotFoundError, ObjectKeyError
 from informers.rest.discovery import resolve_resource
 from informers.rest.models import to_dict
@@ -78,7 +79,6 @@ from informers.wire.selectors import FieldSelector, LabelSelector
 
 if TYPE_CHECKING:
     from informers.cache.factory import SharedInformerFactory
-    from informers.cache.informer import SharedIndexInformer
 
 __all__ = [
     "APPLY_PATCH",
@@ -265,8 +265,10 @@ class Client:
         res = self.resolve(resource)
         found = self._by_res.get(res)
         if found is None:
+            # The factory's own informer of the kind (keyed by the Resource);
+            # a scoped one (namespaces, selectors, metadata-only) never serves reads.
             informer = self._factory.informers().get(res)
-            if informer is None:
+            if not isinstance(informer, SharedIndexInformer):
                 return None
             with self._lock:
                 found = self._by_res.get(res)

@@ -198,12 +198,19 @@ class _EnqueueHandler:
         predicates: tuple[Predicate, ...],
         map_func: MapFunc | None,
         errors: MapErrorReporter,
+        on_removed: Callable[[], None] | None = None,
     ) -> None:
         self._sink = sink
         self._predicates = predicates
         self._map_func = map_func
         self._errors = errors
         self._prioritized = sink if isinstance(sink, PriorityQueue) else None
+        self._removed = on_removed
+
+    def on_removed(self) -> None:
+        """The informer was removed from its factory: the source stops."""
+        if self._removed is not None:
+            self._removed()
 
     def _map(self, obj: Any, event: str) -> list[Request]:
         try:
@@ -362,6 +369,14 @@ class HandlerSource:
             registration.remove()
         log.info("%s: source stopped", self._name)
 
+    def informer_removed(self) -> None:
+        """Its informer was removed from its factory
+        (:meth:`~informers.cache.factory.SharedInformerFactory.remove`, which
+        calls this through the handler's ``on_removed`` hook): the source
+        stops, as :meth:`stop`; it never syncs if it had not."""
+        log.info("%s: its informer was removed", self._name)
+        self.stop()
+
 
 class InformerSource(HandlerSource):
     """Requests from a shared informer's events.
@@ -427,7 +442,9 @@ class InformerSource(HandlerSource):
         self._map_errors = reporter
 
     def add_handler(self, sink: Sink) -> Any:
-        handler = _EnqueueHandler(sink, self._predicates, self._map_func, self._map_errors)
+        handler = _EnqueueHandler(
+            sink, self._predicates, self._map_func, self._map_errors, self.informer_removed
+        )
         return self.informer.add_event_handler(handler, self._resync_period)
 
 

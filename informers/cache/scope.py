@@ -1,0 +1,116 @@
+"""What one informer of a factory caches: per-kind options (controller-runtime's
+``ByObject``) and the key that tells two differently scoped informers of one
+kind apart.
+
+:class:`InformerOptions` is what
+:meth:`SharedInformerFactory.for_resource
+<informers.cache.factory.SharedInformerFactory.for_resource>` takes besides
+the resource: the namespaces, server-side label and field selectors,
+metadata-only, transform, store and resync period. The factory fills what is
+unset from its own defaults, and keys each informer by the resource and the
+options in effect (:class:`InformerKey`): two requests with the same options
+share an informer, two with different options get two -- never one that
+silently ignores the other's options. An informer with the factory's
+defaults is keyed by its :class:`~informers.wire.resources.Resource` alone,
+as before.
+
+Removal: :meth:`SharedInformerFactory.remove
+<informers.cache.factory.SharedInformerFactory.remove>` stops an informer
+and then calls the optional ``on_removed()`` hook of each of its handlers
+(once per handler, after the handler returned from its last event):
+:func:`notify_removed`. A handler's registration reports
+``is_stopped()`` from then on. Pure values and functions; thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from informers.cache.fifo import TransformFunc
+from informers.cache.protocols import StoreFactory
+from informers.wire.resources import Resource
+
+__all__ = ["InformerKey", "InformerOptions", "notify_removed"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class InformerOptions:
+    """The options of one informer (hashable; callables compare by identity).
+
+    :param namespaces: watch these namespaces only, one list and watch each
+        behind one informer (:class:`~informers.cache.multinamespace.MultiNamespaceInformer`),
+        sorted, without repeats; ``None``: the factory's namespace (or all).
+    :param label_selector: server-side label selector (``"app=web"``).
+    :param field_selector: server-side field selector (``"spec.nodeName=n1"``).
+    :param metadata_only: cache ``PartialObjectMetadata`` objects only
+        (:mod:`informers.wire.partial`).
+    :param transform: applied to every object before it is cached.
+    :param store: builds the cache (a :class:`~informers.cache.protocols.StoreFactory`).
+    :param resync: the default resync period of the informer's handlers, seconds.
+    """
+
+    namespaces: tuple[str, ...] | None = None
+    label_selector: str = ""
+    field_selector: str = ""
+    metadata_only: bool = False
+    transform: TransformFunc | None = None
+    store: StoreFactory | None = None
+    resync: float = 0.0
+
+    def describe(self) -> str:
+        """A short text of the options that narrow or shape the cache, for
+        names and logs: ``"metadata-only; namespaces a,b; labels app=web"``
+        (``""`` when none)."""
+        parts = []
+        if self.metadata_only:
+            parts.append("metadata-only")
+        if self.namespaces is not None:
+            parts.append(f"namespaces {','.join(self.namespaces)}")
+        if self.label_selector:
+            parts.append(f"labels {self.label_selector}")
+        if self.field_selector:
+            parts.append(f"fields {self.field_selector}")
+        if self.transform is not None:
+            parts.append(f"transform {getattr(self.transform, '__name__', 'custom')}")
+        if self.store is not None:
+            parts.append(f"store {getattr(self.store, '__name__', 'custom')}")
+        if self.resync:
+            parts.append(f"resync {self.resync:g}s")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class InformerKey:
+    """Which informer of a factory: a resource and the options in effect.
+    Its text (``str()``) names the informer in logs, thread names and the
+    factory's sync reports: ``"secrets[metadata-only; labels app=web]"``."""
+
+    resource: Resource
+    options: InformerOptions
+
+    def __str__(self) -> str:
+        described = self.options.describe()
+        return f"{self.resource}[{described}]" if described else str(self.resource)
+
+
+def notify_removed(handlers: Iterable[Any]) -> None:
+    """Call the ``on_removed()`` hook of each handler that has one, once per
+    handler (by identity); one that raises is logged and the others still
+    called."""
+    seen: set[int] = set()
+    for handler in handlers:
+        if id(handler) in seen:
+            continue
+        seen.add(id(handler))
+        hook = getattr(handler, "on_removed", None)
+        if not callable(hook):
+            continue
+        try:
+            hook()
+        except Exception:
+            log.exception("handler %s raised in on_removed", type(handler).__name__)

@@ -1,0 +1,65 @@
+"""Metadata-only objects: the API server's ``PartialObjectMetadata`` form.
+
+A client that sends ``Accept: application/json;as=PartialObjectMetadataList;
+g=meta.k8s.io;v=v1`` on a list (``as=PartialObjectMetadata`` on a get or a
+watch) receives, for any kind, objects of kind ``PartialObjectMetadata``,
+apiVersion ``meta.k8s.io/v1``, holding only ``metadata`` (names, namespace,
+labels, annotations, owner references, finalizers, resourceVersion, uid,
+timestamps, managedFields): no ``spec``, no ``status``, no ``data``. This is
+what client-go's metadata informers ask for; a cache of such objects needs a
+fraction of the memory of whole objects.
+
+This module names those media types and converts a whole object into its
+metadata-only form (:func:`as_partial_object_metadata`), which the API
+server does on its side and a client does on its own when a server ignored
+the negotiation. Pure functions, thread-safe; nothing here copies
+``metadata`` (the result shares it with its source, read-only by contract).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "PARTIAL_KIND",
+    "PARTIAL_LIST_KIND",
+    "PARTIAL_OBJECT_ACCEPT",
+    "PARTIAL_LIST_ACCEPT",
+    "META_API_VERSION",
+    "as_partial_object_metadata",
+    "is_partial_object_metadata",
+]
+
+#: The kind of one metadata-only object.
+PARTIAL_KIND = "PartialObjectMetadata"
+#: The kind of a list of them.
+PARTIAL_LIST_KIND = "PartialObjectMetadataList"
+#: Their apiVersion.
+META_API_VERSION = "meta.k8s.io/v1"
+#: ``Accept`` of a get or a watch that wants metadata only.
+PARTIAL_OBJECT_ACCEPT = f"application/json;as={PARTIAL_KIND};g=meta.k8s.io;v=v1"
+#: ``Accept`` of a list that wants metadata only.
+PARTIAL_LIST_ACCEPT = f"application/json;as={PARTIAL_LIST_KIND};g=meta.k8s.io;v=v1"
+
+
+def as_partial_object_metadata(
+    obj: dict[str, Any], api_version: str = META_API_VERSION
+) -> dict[str, Any]:
+    """``obj`` as a ``PartialObjectMetadata`` of ``api_version``: kind,
+    apiVersion and the object's own ``metadata`` (shared, not copied); an
+    object without metadata gets ``{}``. An object already in that form is
+    returned as it is."""
+    if obj.get("kind") == PARTIAL_KIND and obj.get("apiVersion") == api_version:
+        return obj
+    metadata = obj.get("metadata")
+    return {
+        "kind": PARTIAL_KIND,
+        "apiVersion": api_version,
+        "metadata": metadata if isinstance(metadata, dict) else {},
+    }
+
+
+def is_partial_object_metadata(obj: Any) -> bool:
+    """Whether ``obj`` is a metadata-only object (a dict of kind
+    ``PartialObjectMetadata``)."""
+    return isinstance(obj, dict) and obj.get("kind") == PARTIAL_KIND
