@@ -19,6 +19,7 @@ from typing import Any
 from informers.cache.fifo import TransformFunc
 from informers.cache.informer import SharedIndexInformer
 from informers.cache.listers import Lister
+from informers.cache.metrics import InformerMetricsProvider
 from informers.cache.protocols import StoreFactory
 from informers.cache.reflector import ReflectorConfig
 from informers.cache.wait import pending_after_wait
@@ -68,6 +69,9 @@ class SharedInformerFactory:
         :class:`~informers.cache.store.Indexer`). ``store=CompactStore`` keeps
         objects encoded (:mod:`informers.cache.compact`); pair it with
         ``transform=strip_managed_fields`` for the smallest cache.
+    :param metrics: every informer's metrics provider (see
+        :mod:`informers.cache.metrics`; default: the process-wide one when
+        each informer starts, none unless installed).
     """
 
     def __init__(
@@ -82,6 +86,7 @@ class SharedInformerFactory:
         clock: Clock = REAL_CLOCK,
         fail_fast: bool = False,
         store: StoreFactory | None = None,
+        metrics: InformerMetricsProvider | None = None,
     ) -> None:
         self._client = api_client
         self.namespace = namespace
@@ -92,6 +97,7 @@ class SharedInformerFactory:
         self._clock = clock
         self._fail_fast = fail_fast
         self._store = store
+        self._metrics = metrics
         self._lock = threading.Lock()
         # Guarded by _lock:
         self._informers: dict[Resource, SharedIndexInformer] = {}
@@ -148,6 +154,7 @@ class SharedInformerFactory:
                 reflector_config=replace(config, description=name),
                 clock=self._clock,
                 store=self._store,
+                metrics=self._metrics,
             )
             if self._transform is not None:
                 informer.set_transform(self._transform)
