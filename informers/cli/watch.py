@@ -30,9 +30,9 @@ from informers.cli._common import (
     StopSignals,
     add_cluster_options,
     check_reachable,
+    configured_logging,
     connect,
     print_json,
-    quiet_logging,
     seed_cluster,
 )
 from informers.errors import ApiError, SelectorParseError, UnknownResourceError
@@ -193,7 +193,7 @@ def run_watch(args: argparse.Namespace, console: Any) -> int:
     def tweak(options: ListOptions) -> ListOptions:
         return replace(options, label_selector=selector) if selector else options
 
-    with StopSignals() as signals, quiet_logging(args.verbose):
+    with StopSignals() as signals, configured_logging(args):
         cluster = connect(args.kubeconfig, args.context, args.embedded)
         factory = SharedInformerFactory(
             cluster.api_client, namespace=args.namespace, tweak_list_options=tweak
