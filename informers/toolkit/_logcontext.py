@@ -19,20 +19,25 @@ from typing import Any
 
 from informers.util.logfmt import ContextLogger
 
-__all__ = ["context_logger", "current_fields", "set_fields"]
+__all__ = ["context_logger", "current_fields", "set_source"]
 
 _local = threading.local()
 
 
 def current_fields() -> Mapping[str, Any] | None:
-    """The calling thread's log context (``None`` outside a reconcile)."""
-    fields: Mapping[str, Any] | None = getattr(_local, "fields", None)
+    """The calling thread's log context (``None`` outside a reconcile):
+    the ``log_fields`` of its source, read only when a line is logged."""
+    source = getattr(_local, "source", None)
+    if source is None:
+        return None
+    fields: Mapping[str, Any] = source.log_fields
     return fields
 
 
-def set_fields(fields: Mapping[str, Any] | None) -> None:
-    """Make ``fields`` the calling thread's log context (``None``: none)."""
-    _local.fields = fields
+def set_source(source: Any) -> None:
+    """Make ``source`` (an object with a ``log_fields`` mapping, such as a
+    reconcile context; ``None``: none) the calling thread's log context."""
+    _local.source = source
 
 
 def context_logger(logger: logging.Logger, **fields: Any) -> ContextLogger:

@@ -66,7 +66,7 @@ class ReconcileContext:
         log lines.
     """
 
-    __slots__ = ("_clock", "controller", "deadline", "kind", "reconcile_id", "requests", "stop")
+    __slots__ = ("_clock", "_id", "controller", "deadline", "kind", "requests", "stop")
 
     def __init__(
         self,
@@ -84,8 +84,19 @@ class ReconcileContext:
         self._clock = clock
         self.controller = controller
         self.kind = kind
-        #: A short id unique to this call (12 hex digits), for log lines.
-        self.reconcile_id = os.urandom(6).hex()
+        self._id: str | None = None  # made on first use (most calls never log)
+
+    @property
+    def reconcile_id(self) -> str:
+        """A short id unique to this call (12 hex digits), for log lines;
+        made on first use, the same for every reader."""
+        made = self._id
+        if made is None:
+            with _id_lock:
+                if self._id is None:
+                    self._id = os.urandom(6).hex()
+                made = self._id
+        return made
 
     @property
     def log_fields(self) -> dict[str, str]:
@@ -141,6 +152,7 @@ class ReconcileContext:
 
 
 _local = threading.local()
+_id_lock = threading.Lock()  # makes each context's reconcile id once
 
 
 def current_context() -> ReconcileContext | None:
@@ -154,11 +166,12 @@ def current_log_fields() -> Mapping[str, Any] | None:
     """The :attr:`~ReconcileContext.log_fields` of the reconcile running on
     this thread, or ``None`` outside a reconcile (what ``kube-informers``
     adds to every log line: see :func:`informers.util.logfmt.configure_logging`)."""
-    return _logcontext.current_fields()
+    context = current_context()
+    return None if context is None else context.log_fields
 
 
 def _set_current(context: ReconcileContext | None) -> None:
     """Make ``context`` this thread's current one (the controller's worker,
     around each reconcile call), and its log fields the thread's log context."""
     _local.context = context
-    _logcontext.set_fields(None if context is None else context.log_fields)
+    _logcontext.set_source(context)

@@ -126,10 +126,13 @@ def _validate_name(name: Any) -> str:
     return name
 
 
-def _reconcile_id() -> str:
-    """The id of the reconcile running on this thread (``""`` outside one)."""
-    context = current_context()
-    return context.reconcile_id if context is not None else ""
+def _fields(request: Request, context: ReconcileContext | None) -> dict[str, str]:
+    """The log context of one request's outcome: its key and the id of the
+    reconcile call that handled it."""
+    fields = {"key": str(request)}
+    if context is not None:
+        fields["reconcile_id"] = context.reconcile_id
+    return fields
 
 
 def _kind_of(sources: Sequence[Source]) -> str:
@@ -677,7 +680,7 @@ class Controller:
         started = self._clock.now()
         outcomes: Sequence[Result | BaseException | None]
         deadline = self._enter(requests, started)
-        reconcile_id = _reconcile_id()
+        context = current_context()
         try:
             outcomes = batch(requests)
             if len(outcomes) != len(requests):
@@ -691,11 +694,11 @@ class Controller:
             self._exit(deadline)
         for request, outcome in zip(requests, outcomes, strict=True):
             if isinstance(outcome, Exception):
-                self._finish(request, started, None, outcome, reconcile_id)
+                self._finish(request, started, None, outcome, context)
             elif isinstance(outcome, BaseException):
                 raise outcome
             else:
-                self._finish(request, started, outcome, None, reconcile_id)
+                self._finish(request, started, outcome, None, context)
 
     def _handle(self, item: Any) -> None:
         """Reconcile one queue item and apply the result to the queue."""
@@ -705,7 +708,7 @@ class Controller:
         request = requests[0]
         started = self._clock.now()
         deadline = self._enter(requests, started)
-        reconcile_id = _reconcile_id()
+        context = current_context()
         failure: Exception | None = None
         result = None
         try:
@@ -714,7 +717,7 @@ class Controller:
             failure = error
         finally:
             self._exit(deadline)
-        self._finish(request, started, result, failure, reconcile_id)
+        self._finish(request, started, result, failure, context)
 
     def _enter(self, requests: Sequence[Request], started: float) -> TimerHandle | None:
         """Before a reconcile call: make its context this thread's current
@@ -765,12 +768,12 @@ class Controller:
         started: float,
         result: Any,
         error: Exception | None,
-        reconcile_id: str = "",
+        context: ReconcileContext | None = None,
     ) -> None:
         """Apply one request's outcome (``result``, or the ``error`` its
         reconcile raised) to the queue and the metrics; its log lines carry
-        the request's key and ``reconcile_id``."""
-        fields = {"key": str(request), "reconcile_id": reconcile_id}
+        the request's key and the call's ``reconcile_id`` (made only for a
+        line that is logged)."""
         metrics = self._metrics
         if error is None and result is not None and not isinstance(result, Result):
             error = TypeError(f"reconcile returned a {type(result).__name__}, not a Result or None")
@@ -786,7 +789,7 @@ class Controller:
                     self._name,
                     request,
                     exc_info=error,
-                    extra=fields,
+                    extra=_fields(request, context),
                 )
             else:
                 self._queue.add_rate_limited(request)
@@ -797,7 +800,7 @@ class Controller:
                     request,
                     self._queue.num_requeues(request),
                     exc_info=error,
-                    extra=fields,
+                    extra=_fields(request, context),
                 )
             return
         metrics.reconcile_time.observe(max(0.0, self._clock.now() - started))
@@ -806,23 +809,31 @@ class Controller:
             self._record_delay(request, result.requeue_after)
             self._queue.add_after(request, result.requeue_after)
             metrics.reconcile_total[RESULT_REQUEUE_AFTER].inc()
-            self._logger.debug(
-                "controller %s: %s reconciled; again in %s s",
-                self._name,
-                request,
-                result.requeue_after,
-                extra=fields,
-            )
+            if self._logger.isEnabledFor(logging.DEBUG):  # no id made for nothing
+                self._logger.debug(
+                    "controller %s: %s reconciled; again in %s s",
+                    self._name,
+                    request,
+                    result.requeue_after,
+                    extra=_fields(request, context),
+                )
         elif result is not None and result.requeue:
             self._queue.add_rate_limited(request)
             metrics.reconcile_total[RESULT_REQUEUE].inc()
-            self._logger.debug(
-                "controller %s: %s reconciled; requeued with backoff",
-                self._name,
-                request,
-                extra=fields,
-            )
+            if self._logger.isEnabledFor(logging.DEBUG):  # no id made for nothing
+                self._logger.debug(
+                    "controller %s: %s reconciled; requeued with backoff",
+                    self._name,
+                    request,
+                    extra=_fields(request, context),
+                )
         else:
             self._queue.forget(request)
             metrics.reconcile_total[RESULT_SUCCESS].inc()
-            self._logger.debug("controller %s: %s reconciled", self._name, request, extra=fields)
+            if self._logger.isEnabledFor(logging.DEBUG):  # no id made for nothing
+                self._logger.debug(
+                    "controller %s: %s reconciled",
+                    self._name,
+                    request,
+                    extra=_fields(request, context),
+                )
