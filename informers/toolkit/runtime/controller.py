@@ -809,31 +809,26 @@ class Controller:
             self._record_delay(request, result.requeue_after)
             self._queue.add_after(request, result.requeue_after)
             metrics.reconcile_total[RESULT_REQUEUE_AFTER].inc()
-            if self._logger.isEnabledFor(logging.DEBUG):  # no id made for nothing
-                self._logger.debug(
-                    "controller %s: %s reconciled; again in %s s",
-                    self._name,
-                    request,
-                    result.requeue_after,
-                    extra=_fields(request, context),
-                )
+            self._reconciled(request, context, "; again in %s s", result.requeue_after)
         elif result is not None and result.requeue:
             self._queue.add_rate_limited(request)
             metrics.reconcile_total[RESULT_REQUEUE].inc()
-            if self._logger.isEnabledFor(logging.DEBUG):  # no id made for nothing
-                self._logger.debug(
-                    "controller %s: %s reconciled; requeued with backoff",
-                    self._name,
-                    request,
-                    extra=_fields(request, context),
-                )
+            self._reconciled(request, context, "; requeued with backoff")
         else:
             self._queue.forget(request)
             metrics.reconcile_total[RESULT_SUCCESS].inc()
-            if self._logger.isEnabledFor(logging.DEBUG):  # no id made for nothing
-                self._logger.debug(
-                    "controller %s: %s reconciled",
-                    self._name,
-                    request,
-                    extra=_fields(request, context),
-                )
+            self._reconciled(request, context, "")
+
+    def _reconciled(
+        self, request: Request, context: ReconcileContext | None, outcome: str, *args: object
+    ) -> None:
+        """The DEBUG line of a reconcile that succeeded (its key and reconcile
+        id made only when DEBUG is on)."""
+        if self._logger.isEnabledFor(logging.DEBUG):
+            self._logger.debug(
+                "controller %s: %s reconciled" + outcome,
+                self._name,
+                request,
+                *args,
+                extra=_fields(request, context),
+            )
