@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from test_informer_emulator import client, converge, make_informer
 
+from informers.cache.factory import SharedInformerFactory
 from informers.cache.handlers import ResourceEventHandlerFuncs
 from informers.cache.informer import SharedIndexInformer
 from informers.cache.metrics import (
@@ -28,10 +29,11 @@ from informers.cache.metrics import (
 )
 from informers.cache.prometheus import PrometheusInformerMetrics, install_informer_metrics
 from informers.cache.registration import SharedProcessor, UpdateNotification
+from informers.cache.wait import wait_for_cache_sync
 from informers.errors import WatchStalledError
 from informers.testing import ApiServer
 from informers.util.clock import REAL_CLOCK
-from informers.wire.resources import PODS
+from informers.wire.resources import CONFIGMAPS, PODS
 from tests.helpers import new_pod
 
 __all__ = ["client"]  # the fixture, imported from the emulator tests
@@ -315,3 +317,21 @@ def test_latency_probes_are_invisible_to_handlers_and_bounded(ops: list[str]) ->
     assert all(v >= 0.0 for v in observed)
     assert reg.pending() == 0
     assert reg.lag() == 0.0
+
+
+def test_a_factory_gives_its_informers_the_provider(
+    api_server: ApiServer, client: Any, registry: CollectorRegistry
+) -> None:
+    api_server.create(PODS, new_pod("a"))
+    api_server.create(CONFIGMAPS, {"metadata": {"name": "c", "namespace": "default"}})
+    factory = SharedInformerFactory(client, metrics=PrometheusInformerMetrics(registry))
+    factory.pods()
+    factory.configmaps()
+    factory.start()
+    try:
+        assert wait_for_cache_sync(*factory.informers().values(), timeout=10)
+        assert value(registry, "informer_cache_objects") == 1.0
+        objects = exposed(registry)
+        assert objects[("informer_cache_objects", (("resource", "configmaps"),))] >= 1.0
+    finally:
+        factory.shutdown()
