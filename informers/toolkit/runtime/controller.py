@@ -68,6 +68,7 @@ from informers.toolkit.runtime.metrics import (
 )
 from informers.toolkit.runtime.request import Request, Result
 from informers.toolkit.runtime.sources import HandlerSource, Source, coerce_request
+from informers.toolkit.runtime.writes import WriteBarrier
 from informers.toolkit.workqueue import (
     DEFAULT_MAX_WAIT,
     MetricsProvider,
@@ -261,6 +262,8 @@ class Controller:
         self._reconcile_timeout = reconcile_timeout
         # Set when stop() begins: every reconcile context's stop event.
         self._stop_event = threading.Event()
+        # The writes each reconcile made, held against the next one (read-your-writes).
+        self._writes = WriteBarrier()
         if isinstance(max_batch, bool) or not isinstance(max_batch, int):
             raise TypeError(f"max_batch must be an int, not {type(max_batch).__name__}")
         if max_batch < 1:
@@ -357,6 +360,12 @@ class Controller:
     def sources(self) -> tuple[Source, ...]:
         """The sources, in start order."""
         return self._sources
+
+    @property
+    def write_barrier(self) -> WriteBarrier:
+        """Holds each reconcile back until the caches reflect the writes the
+        previous reconcile of its request made (read-your-writes)."""
+        return self._writes
 
     @property
     def workers(self) -> int:
@@ -682,6 +691,7 @@ class Controller:
         deadline = self._enter(requests, started)
         context = current_context()
         try:
+            self._writes.hold(requests)  # read-your-writes (runtime.writes)
             outcomes = batch(requests)
             if len(outcomes) != len(requests):
                 raise TypeError(
@@ -712,6 +722,7 @@ class Controller:
         failure: Exception | None = None
         result = None
         try:
+            self._writes.hold(requests)  # read-your-writes (runtime.writes)
             result = self._reconcile(request)
         except Exception as error:  # noqa: BLE001 - requeued or dropped, and logged, by _finish
             failure = error
@@ -743,7 +754,9 @@ class Controller:
         )
 
     def _exit(self, timer: TimerHandle | None) -> None:
-        """After a reconcile call: no current context, no overrun report."""
+        """After a reconcile call: keep its writes for the next call of its
+        requests; no current context, no overrun report."""
+        self._writes.keep(current_context())
         _set_current(None)
         if timer is not None:
             timer.cancel()
