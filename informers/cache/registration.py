@@ -461,13 +461,15 @@ class ResourceEventHandlerRegistration:
         """Notifications buffered or being handled right now (the handled
         ones are counted in runs of up to 64, so this may lag that far
         behind while the handler is busy; it is exact once the handler is
-        idle)."""
+        idle). With informer metrics on, a latency probe waiting in the
+        buffer counts as one (at most one waits at a time)."""
         with self._cond:
             return max(0, self._puts - self._done)
 
     @property
     def handed_out(self) -> int:
-        """How many notifications were handed to this registration so far."""
+        """How many notifications were handed to this registration so far
+        (with informer metrics on, the latency probes among them too)."""
         return self._puts
 
     def wait_handled(self, count: int, timeout: float | None = None) -> bool:
