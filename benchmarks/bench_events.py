@@ -29,7 +29,7 @@ empty and grows to the same size:
   no-op handler, reading the lines through the real watch stream
   (``informers.rest.listwatch._HTTPWatchStream``) from an in-memory response;
   timed from the release of the lines to the handler's last call.
-* ``kube-informers, metrics on``: the same with the informer metrics of
+* ``ours + informer metrics``: kube-informers with the informer metrics of
   :mod:`informers.cache.prometheus` on a registry of its own (a clock read
   per event, the sampled latency probes): its ratio to ``kube-informers``
   is what the metrics cost.
@@ -80,7 +80,7 @@ FLOOR_EXACT = "floor: exact parse + keep"
 FLOOR_HANDOFFS = "floor: 2 thread hand-offs"
 FLOOR_CONTRACT = "floor: the informer contract"
 OURS = "kube-informers"
-OURS_METRICS = "kube-informers, metrics on"
+OURS_METRICS = "ours + informer metrics"
 CONTENDERS = (FLOOR, FLOOR_EXACT, FLOOR_HANDOFFS, FLOOR_CONTRACT, OURS, OURS_METRICS)
 
 
