@@ -14,12 +14,15 @@ from typing import Any
 
 import pytest
 import trustme
+from prometheus_client import CollectorRegistry, generate_latest
 
 from informers import SharedInformerFactory
+from informers.cache.prometheus import PrometheusInformerMetrics
 from informers.errors import UnauthorizedError
 from informers.rest.transport import ApiClientTransport, warn_if_unverified
 from informers.testing.apiserver import ApiServer, TLSConfig
 from informers.toolkit.runtime import Controller, InformerSource, Request
+from informers.util.logfmt import JsonFormatter
 from informers.wire.resources import SECRETS
 from tracker import ResourceTracker
 from tracker.mirror import MirrorDatabase, mirror_controller
@@ -78,8 +81,9 @@ def test_nothing_secret_reaches_logs_errors_or_reprs(
 
     client = ApiClient(config)
     reprs: list[str] = []
+    registry = CollectorRegistry()
     with caplog.at_level(logging.DEBUG):
-        factory = SharedInformerFactory(client)
+        factory = SharedInformerFactory(client, metrics=PrometheusInformerMetrics(registry))
         db = MirrorDatabase(f"sqlite:///{tmp_path / 'm.db'}")
         seen = threading.Event()
         try:
@@ -125,6 +129,7 @@ def test_nothing_secret_reaches_logs_errors_or_reprs(
                 *(str(e) for e in (secrets.reflector.errors() if secrets.reflector else [])),
                 repr(tracker),
                 repr(Request("default", "db")),
+                generate_latest(registry).decode(),
             ]
             controller.stop()
             mirror.stop()
@@ -135,7 +140,15 @@ def test_nothing_secret_reaches_logs_errors_or_reprs(
             client.close()
     captured = capfd.readouterr()
     everything = "\n".join(
-        [caplog.text, *(r.getMessage() for r in caplog.records), captured.out, captured.err, *reprs]
+        [
+            caplog.text,
+            *(r.getMessage() for r in caplog.records),
+            # the structured form too: every extra field of every line
+            *(JsonFormatter().format(r) for r in caplog.records),
+            captured.out,
+            captured.err,
+            *reprs,
+        ]
     )
     assert len(caplog.records) > 20  # DEBUG really was on
     for needle in (TOKEN, WRONG_TOKEN, SECRET_VALUE, SECRET_PLAIN, *_key_lines(key_text)):

@@ -23,6 +23,7 @@ from informers.cache.fifo import TransformFunc
 from informers.cache.informer import SharedIndexInformer
 from informers.cache.listers import Lister
 from informers.cache.multinamespace import MultiNamespaceInformer
+from informers.cache.metrics import InformerMetricsProvider
 from informers.cache.protocols import StoreFactory
 from informers.cache.reflector import ReflectorConfig
 from informers.cache.scope import InformerKey, InformerOptions, notify_removed
@@ -77,6 +78,9 @@ class SharedInformerFactory:
         :class:`~informers.cache.store.Indexer`). ``store=CompactStore`` keeps
         objects encoded (:mod:`informers.cache.compact`); pair it with
         ``transform=strip_managed_fields`` for the smallest cache.
+    :param metrics: every informer's metrics provider (see
+        :mod:`informers.cache.metrics`; default: the process-wide one when
+        each informer starts, none unless installed).
     """
 
     def __init__(
@@ -91,6 +95,7 @@ class SharedInformerFactory:
         clock: Clock = REAL_CLOCK,
         fail_fast: bool = False,
         store: StoreFactory | None = None,
+        metrics: InformerMetricsProvider | None = None,
     ) -> None:
         self._client = api_client
         self.namespace = namespace
@@ -101,6 +106,7 @@ class SharedInformerFactory:
         self._clock = clock
         self._fail_fast = fail_fast
         self._store = store
+        self._metrics = metrics
         self._lock = threading.Lock()
         # Guarded by _lock:
         # Keyed by the Resource for the factory's defaults, else by InformerKey.
@@ -265,6 +271,7 @@ class SharedInformerFactory:
                 reflector_config=replace(config, description=full),
                 clock=self._clock,
                 store=options.store,
+                metrics=self._metrics,
             )
             if options.transform is not None:
                 informer.set_transform(options.transform)

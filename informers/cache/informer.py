@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -71,6 +72,11 @@ from informers.cache.mutation import (
     MutationCheckingHandler,
     detection_enabled,
 )
+from informers.cache.metrics import (
+    InformerMetricsProvider,
+    ReflectorMetrics,
+    default_informer_metrics,
+)
 from informers.cache.protocols import (
     InformerStore,
     KeyFuncStore,
@@ -95,6 +101,7 @@ from informers.cache.store import Indexer, ThreadSafeStore
 from informers.errors import FIFOClosedError, IndexFunctionError, InformerStateError
 from informers.rest.listwatch import ListerWatcher
 from informers.util.clock import REAL_CLOCK, Clock
+from informers.util.metrics import HistogramMetric
 from informers.wire.objects import (
     Indexers,
     get_resource_version,
@@ -146,6 +153,11 @@ class SharedIndexInformer:
         reuses the keys the delta queue computed, and a store built with a
         key function of its own (``functools.partial(Indexer, key_func=...)``)
         keys every object itself.
+    :param metrics: where the informer reports its metrics
+        (:mod:`informers.cache.metrics`, labelled with ``name``); default the
+        process-wide provider as :meth:`start` finds it
+        (:func:`~informers.cache.metrics.default_informer_metrics`: none unless
+        installed, e.g. by :func:`informers.cache.prometheus.install_informer_metrics`).
 
     Lifecycle: configure (``add_indexers``, ``set_transform``,
     ``set_watch_error_handler``, ``add_event_handler``), then :meth:`start`
@@ -165,6 +177,7 @@ class SharedIndexInformer:
         backoff: BackoffManager | None = None,
         store: StoreFactory | None = None,
         detect_mutations: bool | None = None,
+        metrics: InformerMetricsProvider | None = None,
     ) -> None:
         self.name = name or (
             getattr(getattr(lister_watcher, "resource", None), "plural", "") or "informer"
@@ -207,6 +220,7 @@ class SharedIndexInformer:
         self._reflector_config = config
         self._clock = clock
         self._backoff = backoff
+        self._metrics = metrics
         self._stop_event = threading.Event()
         self._synced_event = threading.Event()  # set by the loop, once
         # Used by the loop thread only (the one caller of _index_function_failed):
@@ -496,6 +510,7 @@ class SharedIndexInformer:
             handler = self._error_handler
             resync_check = self._resync_check
         try:
+            provider = self._metrics or default_informer_metrics()
             fifo = RealFIFO(
                 known_objects=self._indexer, transform=transform, list_buffer=self._list_buffers
             )
@@ -509,7 +524,10 @@ class SharedIndexInformer:
                 watch_error_handler=handler,
                 clock=self._clock,
                 backoff=self._backoff,
+                metrics=None if provider is None else ReflectorMetrics(provider, self.name),
             )
+            if provider is not None:
+                self._instrument(provider, reflector)
             loop = threading.Thread(target=self._loop, args=(fifo,), name=f"informer-{self.name}")
             refl = threading.Thread(
                 target=self._reflect, args=(reflector,), name=f"reflector-{self.name}"
@@ -605,6 +623,52 @@ class SharedIndexInformer:
             )
         elif first:
             log.info("%s: informer stopped", self.name)
+
+    def _instrument(self, provider: InformerMetricsProvider, reflector: Reflector) -> None:
+        """Hand ``provider`` the gauges read on scrape (holding this informer
+        only weakly: 0.0 once it is gone) and have the handlers' latency
+        sampled. Called once, by :meth:`start`."""
+        me = weakref.ref(self)
+        clock = self._clock
+        name = self.name
+
+        def objects() -> float:
+            informer = me()
+            return float(len(informer._indexer)) if informer is not None else 0.0
+
+        refl = weakref.ref(reflector)
+
+        def age() -> float:
+            r = refl()
+            return max(0.0, clock.now() - r.last_data_time()) if r is not None else 0.0
+
+        provider.new_objects_metric(name).set_function(objects)
+        provider.new_last_event_age_metric(name).set_function(age)
+        processor = weakref.ref(self._processor)
+        bridge = self._bridge
+
+        def instrument(reg: ResourceEventHandlerRegistration) -> HistogramMetric | None:
+            if reg is bridge:
+                return None
+            handle = weakref.ref(reg)
+
+            def backlog() -> float:
+                r = handle()
+                return float(r.pending()) if r is not None else 0.0
+
+            def lag() -> float:
+                r, p = handle(), processor()
+                if r is None:
+                    return 0.0
+                if p is not None and r.pending():
+                    p.request_probe()
+                return r.lag()
+
+            provider.new_handler_backlog_metric(name, reg.name).set_function(backlog)
+            provider.new_handler_lag_metric(name, reg.name).set_function(lag)
+            return provider.new_handler_latency_metric(name, reg.name)
+
+        self._processor.enable_metrics(instrument)
 
     # ------------------------------------------------------------------ the loop
 

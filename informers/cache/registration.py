@@ -35,8 +35,10 @@ from typing import Any, TypeAlias
 
 from informers.cache.handlers import ResourceEventHandler
 from informers.cache.listbuffer import Deferred
+from informers.cache.metrics import SAMPLE_EVERY
 from informers.errors import InformerStateError
 from informers.util.clock import Clock, on_timer_thread
+from informers.util.metrics import HistogramMetric
 from informers.wire.objects import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
@@ -167,6 +169,31 @@ class _Synced:
     """The informer synced and this listener got all of its initial list."""
 
 
+class _Probe:
+    """A latency sample: put in front of a notification at clock time
+    ``at``; its delivery is the handler's call for that notification."""
+
+    __slots__ = ("at",)
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+
+
+class _HandlerMetrics:
+    """One registration's latency histogram and its sampling state. The
+    producer (the informer loop) sets ``outstanding`` when it puts a probe;
+    the listener clears it when the probe is delivered (each write is one
+    GIL-atomic store, ordered by the buffer between them)."""
+
+    __slots__ = ("last_latency", "latency", "now", "outstanding")
+
+    def __init__(self, latency: HistogramMetric, now: Callable[[], float]) -> None:
+        self.latency = latency
+        self.now = now
+        self.outstanding: float | None = None  # clock time of the probe in the buffer
+        self.last_latency = 0.0
+
+
 _SYNCED = _Synced()
 _STOP = object()
 
@@ -180,6 +207,7 @@ _WHAT: dict[type, str] = {
     _RelistBegin: "relist begin",
     _RelistEnd: "relist end",
     _Synced: "synced",
+    _Probe: "latency probe",
 }
 
 
@@ -234,6 +262,8 @@ class ResourceEventHandlerRegistration:
         self._relist_end: Callable[[str], object] | None = getattr(handler, "on_relist_end", None)
         self._on_synced: Callable[[], object] | None = getattr(handler, "on_synced", None)
         self._has_relist_hooks = self._relist_begin is not None or self._relist_end is not None
+        # Set once by the processor before the registration gets anything.
+        self._metrics: _HandlerMetrics | None = None
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         # Written only by the informer loop (the one producer), read anywhere:
         # notifications put so far (a GIL-atomic int; _done catches up with it).
@@ -375,6 +405,8 @@ class ResourceEventHandlerRegistration:
                     self._cond.notify_all()
                 if self._on_synced is not None:
                     self._on_synced()
+            elif type(item) is _Probe and self._metrics is not None:
+                self._probed(item, self._metrics)
         except Exception:
             obj = getattr(item, "obj", None) or getattr(item, "new", None)
             log.exception(
@@ -384,6 +416,25 @@ class ResourceEventHandlerRegistration:
                 _WHAT.get(type(item), "?"),
                 _describe(obj) if obj is not None else "the informer",
             )
+
+    @staticmethod
+    def _probed(probe: _Probe, metrics: _HandlerMetrics) -> None:
+        latency = max(0.0, metrics.now() - probe.at)
+        metrics.last_latency = latency
+        metrics.outstanding = None
+        metrics.latency.observe(latency)
+
+    def lag(self) -> float:
+        """Seconds the handler is behind, from the latency samples (0.0
+        without metrics): the age of the sample waiting in its buffer, else
+        the last sample's latency while notifications wait, else 0.0."""
+        metrics = self._metrics
+        if metrics is None:
+            return 0.0
+        outstanding = metrics.outstanding
+        if outstanding is not None:
+            return max(0.0, metrics.now() - outstanding)
+        return metrics.last_latency if self.pending() else 0.0
 
     # consumer-facing
     def has_synced(self) -> bool:
@@ -410,13 +461,15 @@ class ResourceEventHandlerRegistration:
         """Notifications buffered or being handled right now (the handled
         ones are counted in runs of up to 64, so this may lag that far
         behind while the handler is busy; it is exact once the handler is
-        idle)."""
+        idle). With informer metrics on, a latency probe waiting in the
+        buffer counts as one (at most one waits at a time)."""
         with self._cond:
             return max(0, self._puts - self._done)
 
     @property
     def handed_out(self) -> int:
-        """How many notifications were handed to this registration so far."""
+        """How many notifications were handed to this registration so far
+        (with informer metrics on, the latency probes among them too)."""
         return self._puts
 
     def wait_handled(self, count: int, timeout: float | None = None) -> bool:
@@ -499,6 +552,50 @@ class SharedProcessor:
         self._started = False
         self._stopped = False
         # ----------------------------------------------------------------------
+        # Latency sampling (see enable_metrics): the loop alone counts down;
+        # 0 is off. A scrape may set it to 1 (a probe with the next event).
+        self._probe_in = 0
+        self._instrument: Callable[[ResourceEventHandlerRegistration], None] | None = None
+
+    # ------------------------------------------------------------ metrics
+
+    def enable_metrics(
+        self, instrument: Callable[[ResourceEventHandlerRegistration], HistogramMetric | None]
+    ) -> None:
+        """Sample the handlers' latency: ``instrument(registration)`` is
+        called for every registration (those made so far, and each one added
+        later, before it gets anything) and returns its latency histogram, or
+        ``None`` to leave it out. From then on one event in
+        :data:`~informers.cache.metrics.SAMPLE_EVERY` distributed carries a
+        probe. Call before :meth:`start`."""
+        clock_now = self._clock.now
+
+        def attach(reg: ResourceEventHandlerRegistration) -> None:
+            latency = instrument(reg)
+            if latency is not None:
+                reg._metrics = _HandlerMetrics(latency, clock_now)
+
+        with self._lock:
+            self._instrument = attach
+            regs = [*self._listeners, *self._joining]
+        for reg in regs:
+            attach(reg)
+        self._probe_in = 1
+
+    def request_probe(self) -> None:
+        """Have the next event distributed carry a probe (a scrape that
+        found a handler busy asks, so a slow stream's lag stays current)."""
+        if self._probe_in:
+            self._probe_in = 1
+
+    def _put_probes(self) -> None:
+        self._probe_in = SAMPLE_EVERY
+        at = self._clock.now()
+        for reg in self._listeners:
+            metrics = reg._metrics
+            if metrics is not None and metrics.outstanding is None:
+                metrics.outstanding = at
+                reg._put(_Probe(at))
 
     # ------------------------------------------------------------ registrations
 
@@ -527,6 +624,10 @@ class SharedProcessor:
             deliver_existing=deliver_existing,
             gate=gate,
         )
+        with self._lock:
+            instrument = self._instrument
+        if instrument is not None:
+            instrument(reg)
         now = self._clock.now()
         with self._lock:
             if self._stopped:
@@ -701,6 +802,12 @@ class SharedProcessor:
         """Hand ``note`` to every admitted registration (a resync update,
         ``is_sync``, only to those found due by :meth:`should_resync`)."""
         syncing = self._syncing  # snapshots: see __init__
+        countdown = self._probe_in
+        if countdown:  # sampling the handlers' latency (off: 0)
+            if countdown == 1:
+                self._put_probes()
+            else:
+                self._probe_in = countdown - 1
         for reg in self._listeners:
             if is_sync and reg not in syncing:
                 continue

@@ -1,6 +1,7 @@
 """What the ``kube-informers`` subcommands share: stopping on signals,
 connecting to a cluster (a kubeconfig or the embedded emulator), checking it
-answers, quiet logging, and the embedded emulator's generated churn.
+answers, logging (``--log-format``, ``--log-level``), and the embedded
+emulator's generated churn.
 
 Used by :mod:`informers.cli.mirror`, :mod:`informers.cli.watch` and
 :mod:`informers.cli.demo`; not a public API of the package.
@@ -29,11 +30,16 @@ from informers.cli.exits import EXIT_INTERRUPTED
 from informers.errors import ApiError, InformersError
 from informers.rest.listwatch import HTTPListerWatcher, ListOptions
 from informers.rest.transport import ApiClientTransport, RequestAborter
+from informers.toolkit.runtime.context import current_log_fields
+from informers.util.logfmt import configure_logging
 from informers.wire.resources import DEPLOYMENTS, NAMESPACES, PODS, Resource
 
 __all__ = [
+    "LOG_LEVELS",
     "MIRROR_EXTRA_HINT",
     "add_cluster_options",
+    "add_logging_options",
+    "configured_logging",
     "port_number",
     "positive_float",
     "positive_int",
@@ -50,7 +56,6 @@ __all__ = [
     "check_reachable",
     "connect",
     "print_json",
-    "quiet_logging",
     "seed_cluster",
 ]
 
@@ -128,21 +133,48 @@ class StopSignals:
             signal.signal(sig, handler)
 
 
+#: The values of ``--log-level``.
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def add_logging_options(parser: argparse.ArgumentParser, default_level: str = "error") -> None:
+    """``--log-format text|json`` and ``--log-level``, read by
+    :func:`configured_logging`."""
+    parser.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="log lines on stderr as text with key=value context, or one JSON object each "
+        "(default text)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        help=f"the least severe log lines shown (default {default_level}"
+        + ("; warning with --verbose)" if default_level == "error" else ")"),
+    )
+    parser.set_defaults(log_default_level=default_level)
+
+
 @contextlib.contextmanager
-def quiet_logging(verbose: bool) -> Iterator[None]:
-    """Show the library's warnings (retries, backoff) on stderr only when
-    ``verbose``; otherwise only errors. Restores the loggers afterwards."""
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    handler.setLevel(logging.WARNING if verbose else logging.ERROR)
-    loggers = [logging.getLogger(name) for name in ("informers", "tracker")]
-    for logger in loggers:
-        logger.addHandler(handler)
+def configured_logging(args: argparse.Namespace) -> Iterator[logging.Handler]:
+    """While entered, log on stderr as ``--log-format`` says, at
+    ``--log-level`` (default: the subcommand's, ``warning`` for ``--verbose``);
+    every line carries its structured context, and a reconcile's lines the
+    reconcile's (see :func:`informers.util.logfmt.configure_logging`).
+    Yields the handler; the root logger's handlers and level are restored
+    afterwards."""
+    level = args.log_level or (
+        "warning" if getattr(args, "verbose", False) else args.log_default_level
+    )
+    root = logging.getLogger()
+    previous = root.level
+    handler = configure_logging(args.log_format, level, context=current_log_fields)
     try:
-        yield
+        yield handler
     finally:
-        for logger in loggers:
-            logger.removeHandler(handler)
+        root.removeHandler(handler)
+        root.setLevel(previous)
 
 
 @dataclass
@@ -495,6 +527,7 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--verbose", "-v", action="store_true", help="show the library's warnings (retries)"
     )
+    add_logging_options(parser)
 
 
 #: How to install what the SQL mirror needs.

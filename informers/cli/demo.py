@@ -50,6 +50,8 @@ from informers.cache.reflector import Watching
 from informers.cli._common import (
     MIRROR_EXTRA_HINT,
     CommandError,
+    add_logging_options,
+    configured_logging,
     positive_float,
     positive_int,
     safe_url,
@@ -679,6 +681,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="the mirror's database URL (default: a temporary SQLite file); the mirror "
         "needs the mirror extra and is skipped without it",
     )
+    add_logging_options(demo, default_level="warning")
     demo.set_defaults(run=run_command)
 
 
@@ -701,11 +704,17 @@ def run_command(args: argparse.Namespace) -> int:
 
     console = Console()
     # The reflector's warnings (410, 429, dropped streams) are part of the show;
-    # while a deliberate fault is in force they are marked as expected.
-    handler = RichHandler(console=console, show_path=False, show_time=False)
+    # while a deliberate fault is in force they are marked as expected. Shown
+    # by rich, unless --log-format or --log-level ask for plain log lines.
     marker = _DeliberateFaults()
+    handler: logging.Handler
+    plain = contextlib.ExitStack()
+    if args.log_format == "text" and args.log_level is None:
+        handler = RichHandler(console=console, show_path=False, show_time=False)
+        logging.getLogger("informers").addHandler(handler)
+    else:
+        handler = plain.enter_context(configured_logging(args))
     handler.addFilter(marker)
-    logging.getLogger("informers").addHandler(handler)
 
     def on_fault(description: str | None) -> None:
         marker.active = description is not None
@@ -731,5 +740,7 @@ def run_command(args: argparse.Namespace) -> int:
         return error.exit_code
     finally:
         logging.getLogger("informers").removeHandler(handler)
+        handler.removeFilter(marker)
+        plain.close()
     print_summary(report, console)
     return 0 if report.converged else 1

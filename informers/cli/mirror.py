@@ -34,9 +34,9 @@ from informers.cli._common import (
     add_cluster_options,
     check_answers,
     check_reachable,
+    configured_logging,
     connect,
     print_json,
-    quiet_logging,
     safe_url,
     seed_cluster,
 )
@@ -220,7 +220,7 @@ def _run(args: argparse.Namespace, console: Any) -> int:
 
     as_json = args.output == "json"
     started = time.monotonic()
-    with StopSignals() as signals, quiet_logging(args.verbose), contextlib.ExitStack() as stack:
+    with StopSignals() as signals, configured_logging(args), contextlib.ExitStack() as stack:
         cluster = connect(args.kubeconfig, args.context, args.embedded)
         churn: Churn | None = None
         factory = SharedInformerFactory(cluster.api_client, namespace=args.namespace)

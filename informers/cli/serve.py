@@ -10,7 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from informers.cli._common import StopSignals, port_number
+from informers.cli._common import (
+    StopSignals,
+    add_logging_options,
+    configured_logging,
+    port_number,
+)
 from informers.cli.exits import EXIT_INTERRUPTED
 
 __all__ = ["DEFAULT_KUBECONFIG", "add_parser", "run_serve"]
@@ -71,6 +76,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="serve a bare API server: no built-in controllers (Deployments, ReplicaSets, "
         "Jobs, pods turning Ready, namespace deletion, garbage collection)",
     )
+    add_logging_options(serve, default_level="warning")
     serve.set_defaults(run=run_serve)
 
 
@@ -146,7 +152,8 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"kube-informers serve: {exc}", file=sys.stderr)
         return 1
     try:
-        return _serve_until_stopped(args, server)
+        with configured_logging(args):
+            return _serve_until_stopped(args, server)
     finally:
         for cleanup in cleanups:
             cleanup()

@@ -32,9 +32,9 @@ from informers.cli._common import (
     add_cluster_options,
     check_answers,
     check_reachable,
+    configured_logging,
     connect,
     print_json,
-    quiet_logging,
     seed_cluster,
 )
 from informers.cli._paths import split_path, unmatched_warning, value_at
@@ -207,7 +207,7 @@ def run_watch(args: argparse.Namespace, console: Any) -> int:
     def tweak(options: ListOptions) -> ListOptions:
         return replace(options, label_selector=selector) if selector else options
 
-    with StopSignals() as signals, quiet_logging(args.verbose):
+    with StopSignals() as signals, configured_logging(args):
         cluster = connect(args.kubeconfig, args.context, args.embedded)
         factory = SharedInformerFactory(
             cluster.api_client, namespace=args.namespace, tweak_list_options=tweak

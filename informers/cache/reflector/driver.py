@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any, TypeAlias
 
 from informers.cache.listbuffer import ListBuffer
+from informers.cache.metrics import ReflectorMetrics
 from informers.cache.protocols import ListBufferSource, ReflectorStore
 from informers.cache.reflector.config import ReflectorConfig
 from informers.cache.reflector.machine import (
@@ -60,7 +61,13 @@ from informers.cache.reflector.machine import (
     step,
 )
 from informers.cache.reflector.watchdog import ProgressWatchdog
-from informers.errors import WatchDecodeError, WatchStalledError, permanent_failure_hint
+from informers.errors import (
+    ExpiredError,
+    ResourceVersionTooLargeError,
+    WatchDecodeError,
+    WatchStalledError,
+    permanent_failure_hint,
+)
 from informers.rest.listwatch import ListerWatcher, ListOptions, WatchStream
 from informers.rest.transport import RequestAborter
 from informers.util.backoff import ExponentialBackoff
@@ -76,6 +83,8 @@ BackoffManager = ExponentialBackoff
 
 
 _BLOCKING = (RequestList, RequestWatch, Backoff)
+#: Errors that say the resourceVersion asked for is gone (or not there yet).
+_EXPIRED = (ExpiredError, ResourceVersionTooLargeError)
 
 
 def _buffer_key(obj: Any) -> str:
@@ -120,6 +129,10 @@ class Reflector:
     :class:`~informers.rest.listwatch.HTTPListerWatcher` does), a list or a watch
     request in flight is aborted too (connecting, waiting for headers or
     reading a list); otherwise such a request finishes first.
+
+    ``metrics`` (:class:`~informers.cache.metrics.ReflectorMetrics`, off by
+    default) counts list and watch requests by result, relists by cause and
+    watchdog firings, and has :meth:`last_data_time` tracked.
     """
 
     def __init__(
@@ -136,6 +149,7 @@ class Reflector:
         backoff: BackoffManager | None = None,
         rng: random.Random | None = None,
         resync_handoff: Callable[[], None] | None = None,
+        metrics: ReflectorMetrics | None = None,
     ) -> None:
         self.config = config or ReflectorConfig()
         self.name = name or f"reflector-{self.config.description}"
@@ -195,6 +209,12 @@ class Reflector:
         # read (racily, harmlessly) by the watchdog on the timer thread.
         self._progress = 0
         self._watchdog: ProgressWatchdog | None = None  # the open watch's
+        # Metrics (None: off). The driver thread alone writes _relist_cause
+        # and _last_data; _last_data is read racily (a float) by scrapes.
+        self._metrics = metrics
+        self._stamp: Callable[[], float] | None = clock.now if metrics is not None else None
+        self._relist_cause = "initial"  # the cause the next list is counted under
+        self._last_data = clock.now()
 
     # ------------------------------------------------------------------ accessors
 
@@ -214,6 +234,13 @@ class Reflector:
         """Replace the error hook (``None``: log only)."""
         with self._cond:
             self._error_handler = handler
+
+    def last_data_time(self) -> float:
+        """The clock time the last list, watch event or bookmark arrived
+        (the reflector's creation before any). Tracked only with
+        ``metrics``; without, always the creation time. Thread-safe (a racy
+        read of one float)."""
+        return self._last_data
 
     def errors(self) -> list[BaseException]:
         """Errors reported so far (the last 100), oldest first."""
@@ -477,6 +504,9 @@ class Reflector:
                 objects = list(buffer.values()) if isinstance(buffer, dict) else buffer.finish()
                 del buffer
                 log.info("%s: synced %d objects at rv %s", self.name, len(objects), rv)
+                if self._stamp is not None:
+                    self._last_data = self._stamp()
+                    self._relist_cause = "watch_error"  # unless an error tells another
                 self._store.replace(objects, rv)
             case RequestList(options):
                 return self._list(options, stop)
@@ -515,6 +545,8 @@ class Reflector:
             )
         else:
             log.warning("%s: %s: %s", self.name, type(error).__name__, error)
+        if self._metrics is not None and isinstance(error, _EXPIRED):
+            self._relist_cause = "expired"
         with self._cond:
             self._errors = [*self._errors[-99:], error]
             if hint is not None:
@@ -534,13 +566,30 @@ class Reflector:
             return self._permanent
 
     def _list(self, options: ListOptions, stop: threading.Event) -> Input:
+        metrics = self._metrics
+        if metrics is not None and not options.continue_token:
+            metrics.relists[self._relist_cause].inc()
         try:
-            return ListPage(self._run_lw.list(options))
+            page = self._run_lw.list(options)
         except Exception as exc:  # noqa: BLE001 - any failure is an input to step()
             if stop.is_set():  # most likely our own abort: the stop, not a failure
                 log.debug("%s: list ended by the stop: %s", self.name, type(exc).__name__)
                 return StopRequested()
+            if metrics is not None:
+                self._count_failure(metrics.list_requests, exc)
             return ListError(exc)
+        if metrics is not None:
+            metrics.list_requests["success"].inc()
+        return ListPage(page)
+
+    def _count_failure(self, requests: Mapping[str, Any], error: BaseException) -> None:
+        """Count a failed list or watch request; a 410 Gone (or too large a
+        resourceVersion) makes the next list's cause ``expired``."""
+        if isinstance(error, _EXPIRED):
+            self._relist_cause = "expired"
+            requests["expired"].inc()
+        else:
+            requests["error"].inc()
 
     def _open_watch(
         self, options: ListOptions, deadline: float | None, stop: threading.Event
@@ -549,13 +598,22 @@ class Reflector:
         timeout = int(low * (self._rng.random() + 1.0))
         options = replace(options, timeout_seconds=max(1, timeout))
         self._watch_started = self._clock.now()
+        metrics = self._metrics
+        if metrics is not None and options.send_initial_events:  # a streaming list
+            metrics.relists[self._relist_cause].inc()
         try:
             stream = self._run_lw.watch(options)
         except Exception as exc:  # noqa: BLE001 - any failure is an input to step()
             if stop.is_set():  # most likely our own abort: the stop, not a failure
                 log.debug("%s: watch ended by the stop: %s", self.name, type(exc).__name__)
                 return StopRequested()
+            if metrics is not None:
+                self._count_failure(metrics.watch_requests, exc)
             return WatchOpenError(exc)
+        if metrics is not None:
+            metrics.watch_requests["success"].inc()
+            if not options.send_initial_events:  # a watch is open: no failure pending
+                self._relist_cause = "watch_error"
         with self._cond:
             self._stream = stream
         if stop.is_set():
@@ -613,6 +671,7 @@ class Reflector:
         add, update, delete = store.add, store.update, store.delete
         bookmark: Callable[[str], None] | None = getattr(store, "bookmark", None)
         publish = self._publish
+        stamp = self._stamp
         while not stop.is_set():
             try:
                 event = next(events)
@@ -621,6 +680,8 @@ class Reflector:
             except Exception as exc:  # noqa: BLE001 - transport errors end the watch
                 return self._watch_ended(exc, stop)
             self._progress += 1
+            if stamp is not None:
+                self._last_data = stamp()
             if type(state) is not Watching:
                 return WatchEvent(event)
             decided = _watch_event_step(state, event)
@@ -650,6 +711,9 @@ class Reflector:
                 f"{self.config.description}: an open watch delivered nothing for "
                 f"{watchdog.limit:g} s; re-watching from rv {self._state.mem.last_sync_rv}"
             )
+            if self._metrics is not None:
+                self._metrics.watchdog_firings.inc()
+                self._relist_cause = "watchdog"  # if the machine lists next
             self._report(stalled)
             error = stalled
         if self._deadline_fired.is_set() and isinstance(self._state, Streaming):

@@ -70,6 +70,7 @@ from informers.errors import NotFoundError, ObjectKeyError
 from informers.rest.discovery import resolve_resource
 from informers.rest.models import to_dict
 from informers.rest.transport import Transport, as_transport
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.client._cache import CachedKind
 from informers.toolkit.client._typed import ModelMemo
 from informers.toolkit.runtime.context import current_context
@@ -90,7 +91,7 @@ __all__ = [
     "PropagationPolicy",
 ]
 
-log = logging.getLogger(__name__)
+log = context_logger(logging.getLogger(__name__))
 
 #: Read timeout (seconds) of every request of a client that names none.
 DEFAULT_TIMEOUT = 30.0
@@ -349,7 +350,12 @@ class Client:
                     if found is None:
                         raise _not_found(cached.resource, name)
                     return found if model is None else self._models.convert(found, model)
-                log.debug("cache of %s behind a write of %s: reading live", cached.resource, key)
+                log.debug(
+                    "cache of %s behind a write of %s: reading live",
+                    cached.resource,
+                    key,
+                    extra={"kind": str(cached.resource), "key": key},
+                )
         res = self.resolve(resource)
         ns = (namespace or "") if res.namespaced else _CLUSTER
         path = res.object_path(name, ns or None)

@@ -57,6 +57,7 @@ from informers.errors import (
     TooManyRequestsError,
 )
 from informers.rest.transport import ApiClientTransport, RequestAborter, Transport
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.controllerutil import object_reference
 from informers.toolkit.events.correlator import Correlation, EventCorrelator, Occurrence
 from informers.toolkit.events.sink import (
@@ -83,7 +84,7 @@ __all__ = [
     "EventRecorderStats",
 ]
 
-log = logging.getLogger(__name__)
+log = context_logger(logging.getLogger(__name__))
 
 #: The event types the API accepts.
 EVENT_TYPES = frozenset({"Normal", "Warning"})
@@ -210,6 +211,7 @@ class EventRecorder:
         else:
             self._transport = ApiClientTransport(api_client, connect_timeout=request_timeout)
         self._component = component
+        self._logger = context_logger(log.logger, component=component)
         self._instance = (instance or f"{component}-{socket.gethostname()}")[:128]
         self._host = host
         self._clock = clock
@@ -382,7 +384,7 @@ class EventRecorder:
 
     def _report_drop(self, reason: DropReason, occurrence: Occurrence, first: bool) -> None:
         if first:
-            log.warning(
+            self._logger.warning(
                 "event recorder %s: buffer full (%d events waiting), dropping events "
                 "until it drains (first: %s); further drops are only counted",
                 self._component,
@@ -393,10 +395,10 @@ class EventRecorder:
             try:
                 self._on_drop(reason)
             except Exception:
-                log.exception("event recorder %s: on_drop hook failed", self._component)
+                self._logger.exception("event recorder %s: on_drop hook failed", self._component)
 
     def _run(self) -> None:
-        log.debug("event recorder %s: started", self._component)
+        self._logger.debug("event recorder %s: started", self._component)
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._stopping or bool(self._pending))
@@ -418,7 +420,7 @@ class EventRecorder:
                     write.tries += 1
                     if write.tries >= self._max_tries:
                         self._dropped[DropReason.RETRIES_EXHAUSTED] += 1
-                        log.warning(
+                        self._logger.warning(
                             "event recorder %s: giving up on an event after %d attempts: %s",
                             self._component,
                             write.tries,
@@ -440,7 +442,7 @@ class EventRecorder:
             self._dropped[DropReason.STOPPED] += len(self._pending)
             self._pending.clear()
             self._cond.notify_all()
-        log.debug("event recorder %s: stopped", self._component)
+        self._logger.debug("event recorder %s: stopped", self._component)
 
     def _requeue_locked(self, key: tuple[object, ...], write: _Write) -> None:
         """Put a write that failed back at the head of the buffer, merged into
@@ -497,7 +499,7 @@ class EventRecorder:
         except ApiError as error:
             if error.status >= 500:
                 return _Outcome.RETRY
-            log.log(
+            self._logger.log(
                 logging.DEBUG if _namespace_terminating(error) else logging.WARNING,
                 "event recorder %s: the server refused an event (%s %s), not retrying: %s",
                 self._component,
@@ -507,7 +509,7 @@ class EventRecorder:
             )
             return _Outcome.REJECTED
         except (OSError, urllib3.exceptions.HTTPError) as error:
-            log.debug(
+            self._logger.debug(
                 "event recorder %s: writing an event failed (%s), will retry",
                 self._component,
                 type(error).__name__,
@@ -518,5 +520,5 @@ class EventRecorder:
         api = discover_events_api(self._transport, self._timeout, self._aborter)
         with self._cond:
             self._api_version = api
-        log.info("event recorder %s: writing Events to %s", self._component, api)
+        self._logger.info("event recorder %s: writing Events to %s", self._component, api)
         return api

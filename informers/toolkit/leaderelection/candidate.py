@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from informers.errors import ApiError
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.leaderelection.config import LeaderElectionConfig
 from informers.toolkit.leaderelection.errors import LeaderElectionError
 from informers.toolkit.leaderelection.lock import LockState
@@ -33,7 +34,7 @@ from informers.util.clock import REAL_CLOCK, Clock
 
 __all__ = ["Candidate"]
 
-log = logging.getLogger(__name__)
+log = context_logger(logging.getLogger(__name__))
 
 #: What a lock raises for a request that failed (anything else is a bug).
 _LOCK_ERRORS = (ApiError, LeaderElectionError)
@@ -97,6 +98,7 @@ class Candidate:
         self._clock = clock
         self._metrics = metrics
         self._name = config.election_name
+        self._logger = context_logger(log.logger, election=self._name, identity=config.identity)
         self._lock = threading.Lock()
         #: The last record read or written and when it was first seen; None
         #: before the first successful read, or after a read found no Lease.
@@ -170,7 +172,7 @@ class Candidate:
                     renewal, before.resource_version, timeout=self._left(limit)
                 )
             except _LOCK_ERRORS as exc:
-                log.warning(
+                self._logger.warning(
                     "lease %s: optimistic renewal by %s failed (%s), re-reading",
                     config.lock.describe(),
                     identity,
@@ -178,7 +180,7 @@ class Candidate:
                 )
             else:
                 self._wrote(written)
-                log.debug("lease %s renewed by %s", config.lock.describe(), identity)
+                self._logger.debug("lease %s renewed by %s", config.lock.describe(), identity)
                 return True
 
         # 2. read, or create
@@ -188,7 +190,9 @@ class Candidate:
         try:
             current = config.lock.get(timeout=left)
         except _LOCK_ERRORS as exc:
-            log.warning("lease %s: read by %s failed: %s", config.lock.describe(), identity, exc)
+            self._logger.warning(
+                "lease %s: read by %s failed: %s", config.lock.describe(), identity, exc
+            )
             return False
         if current is None:
             with self._lock:
@@ -204,7 +208,9 @@ class Candidate:
         # 4. may we?
         holder = observed.record.holder_identity
         if not may_acquire(observed, identity, config.lease_duration, now):
-            log.debug("lease %s is held by %s and has not expired", config.lock.describe(), holder)
+            self._logger.debug(
+                "lease %s is held by %s and has not expired", config.lock.describe(), holder
+            )
             return False
 
         # 5. write ourselves in, conditional on what we just read
@@ -219,19 +225,19 @@ class Candidate:
             written = config.lock.update(desired, observed.resource_version, timeout=left)
         except _LOCK_ERRORS as exc:
             if _conflict(exc):
-                log.info(
+                self._logger.info(
                     "lease %s was written by someone else before %s could; re-reading next time",
                     config.lock.describe(),
                     identity,
                 )
             else:
-                log.warning(
+                self._logger.warning(
                     "lease %s: update by %s failed: %s", config.lock.describe(), identity, exc
                 )
             return False
         self._wrote(written)
         if not renewing:
-            log.info(
+            self._logger.info(
                 "lease %s acquired by %s (transition %d)",
                 config.lock.describe(),
                 identity,
@@ -262,12 +268,12 @@ class Candidate:
         try:
             written = config.lock.update(released, observed.resource_version, timeout=timeout)
         except _LOCK_ERRORS as exc:
-            log.warning(
+            self._logger.warning(
                 "lease %s: release by %s failed: %s", config.lock.describe(), config.identity, exc
             )
             return False
         self._wrote(written)
-        log.info("lease %s released by %s", config.lock.describe(), config.identity)
+        self._logger.info("lease %s released by %s", config.lock.describe(), config.identity)
         return True
 
     # ------------------------------------------------------------- helpers
@@ -306,12 +312,12 @@ class Candidate:
             created = config.lock.create(record, timeout=left)
         except _LOCK_ERRORS as exc:
             if _conflict(exc):
-                log.info(
+                self._logger.info(
                     "lease %s was created by someone else first; re-reading next time",
                     config.lock.describe(),
                 )
             else:
-                log.warning(
+                self._logger.warning(
                     "lease %s: create by %s failed: %s",
                     config.lock.describe(),
                     config.identity,
@@ -319,7 +325,9 @@ class Candidate:
                 )
             return False
         self._wrote(created)
-        log.info("lease %s created and acquired by %s", config.lock.describe(), config.identity)
+        self._logger.info(
+            "lease %s created and acquired by %s", config.lock.describe(), config.identity
+        )
         return True
 
     def _wrote(self, state: LockState) -> None:

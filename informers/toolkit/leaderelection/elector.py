@@ -60,6 +60,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from informers.errors import InformerStateError
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.leaderelection.candidate import Candidate
 from informers.toolkit.leaderelection.config import JITTER_FACTOR, LeaderElectionConfig
 from informers.toolkit.leaderelection.metrics import NOOP_LEADER_METRICS, LeaderMetrics
@@ -68,7 +69,7 @@ from informers.util.clock import REAL_CLOCK, Clock
 
 __all__ = ["LeaderElector", "Runnable", "run_with_leader_election"]
 
-log = logging.getLogger(__name__)
+log = context_logger(logging.getLogger(__name__))
 
 
 @runtime_checkable
@@ -198,6 +199,7 @@ class LeaderElector:
         self._name = config.election_name
         #: Threads are named ``leader-elector-<name>[<identity>]`` (plus a suffix).
         self._thread_name = f"leader-elector-{self._name}[{config.identity}]"
+        self._logger = context_logger(log.logger, election=self._name, identity=config.identity)
         self._on_started_leading = on_started_leading
         self._on_stopped_leading = on_stopped_leading
         self._on_new_leader = on_new_leader
@@ -302,7 +304,7 @@ class LeaderElector:
         try:
             self.run(stop)
         except Exception:
-            log.exception("leader elector %s failed", self._name)
+            self._logger.exception("leader elector %s failed", self._name)
         finally:
             done.set()
 
@@ -335,7 +337,7 @@ class LeaderElector:
         """Attempt until acquired (the local time the winning attempt
         started) or ``stop`` is set (``None``)."""
         config, candidate = self._config, self._candidate
-        log.info("%s is trying to acquire lease %s", config.identity, self._name)
+        self._logger.info("%s is trying to acquire lease %s", config.identity, self._name)
         while not stop.is_set():
             started = self._clock.now()
             acquired = candidate.try_acquire_or_renew()
@@ -362,7 +364,7 @@ class LeaderElector:
         with self._lock:
             self._term = term
         self._metrics.leader_on(self._name)
-        log.info("%s started leading %s", config.identity, self._name)
+        self._logger.info("%s started leading %s", config.identity, self._name)
         watchdog = threading.Thread(
             target=self._watch,
             args=(term,),
@@ -404,7 +406,7 @@ class LeaderElector:
                 try:
                     self._on_stopped_leading()
                 except Exception:
-                    log.exception("on_stopped_leading raised")
+                    self._logger.exception("on_stopped_leading raised")
             if config.release_on_cancel:
                 self._candidate.release()
 
@@ -453,7 +455,7 @@ class LeaderElector:
                     return
                 self._clock.wait(term.changed, remaining)
         except Exception:
-            log.exception("the renew-deadline watchdog of %s failed", self._name)
+            self._logger.exception("the renew-deadline watchdog of %s failed", self._name)
             self._end_term(term, "the renew-deadline watchdog failed")
 
     def _ended(self, term: _Term) -> bool:
@@ -472,7 +474,7 @@ class LeaderElector:
             term.ended, term.ended_at, term.reason = True, now, reason
         term.leader_stop.set()
         self._metrics.leader_off(self._name)
-        log.info("%s stopped leading %s: %s", self._config.identity, self._name, reason)
+        self._logger.info("%s stopped leading %s: %s", self._config.identity, self._name, reason)
 
     def _await(self, workers: list[_Worker], term: _Term) -> None:
         """Wait for the leading-time threads; warn when one outlives the
@@ -481,7 +483,7 @@ class LeaderElector:
             until = term.ended_at + self._config.stop_margin
         for worker in workers:
             if not self._clock.wait(worker.done, max(0.0, until - self._clock.now())):
-                log.warning(
+                self._logger.warning(
                     "%s of %s has not returned within the stop margin (%.3gs) after "
                     "leadership ended; another candidate may be leading already",
                     worker.what,
@@ -497,7 +499,9 @@ class LeaderElector:
         try:
             controller.start()
         except Exception as exc:
-            log.exception("the controller of %s failed to start; giving up leadership", self._name)
+            self._logger.exception(
+                "the controller of %s failed to start; giving up leadership", self._name
+            )
             errors.append(exc)
             self._end_term(term, "the controller failed to start")
             return
@@ -507,7 +511,7 @@ class LeaderElector:
         try:
             controller.stop(max(0.0, left))
         except Exception as exc:
-            log.exception("the controller of %s failed to stop", self._name)
+            self._logger.exception("the controller of %s failed to stop", self._name)
             errors.append(exc)
 
     def _report_leader(self) -> None:
@@ -515,7 +519,7 @@ class LeaderElector:
         if not leader or leader == self._reported:
             return
         self._reported = leader
-        log.info("lease %s: the leader is now %s", self._name, leader)
+        self._logger.info("lease %s: the leader is now %s", self._name, leader)
         if self._notifier is not None:
             self._notifier.put(leader)
 

@@ -22,6 +22,7 @@ import urllib3
 
 from informers.errors import ApiError
 from informers.rest.listwatch import error_from_status
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.leaderelection.errors import (
     InvalidLeaseRecordError,
     LeaseLockError,
@@ -31,7 +32,7 @@ from informers.wire import _json
 
 __all__ = ["LeaseLock", "LockState", "ResourceLock"]
 
-log = logging.getLogger(__name__)
+log = context_logger(logging.getLogger(__name__))
 
 #: The spec fields an election record owns (others, such as
 #: ``preferredHolder``, are kept as they are on update).

@@ -13,6 +13,13 @@ for every reconcile call and makes it the worker thread's
 
 It carries:
 
+* a **reconcile id**, :attr:`ReconcileContext.reconcile_id`: a short id (12
+  hex digits) unique to the call, which every log line the toolkit writes
+  during the call carries with the controller, kind and key (see
+  :attr:`ReconcileContext.log_fields`; a reconcile's own lines can pass
+  ``extra=current_context().log_fields``, and under ``kube-informers``'s
+  logging they carry them anyway);
+
 * a **stop event**, set when the controller stops (:meth:`Controller.stop
   <informers.toolkit.runtime.Controller.stop>`; a controller run under leader
   election is stopped when leadership is lost, so the event is set then too);
@@ -40,14 +47,16 @@ its stop event is shared by every context of one controller.
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from informers.toolkit import _logcontext
 from informers.toolkit.runtime.writes import WriteLedger
 from informers.util.clock import Clock
 
-__all__ = ["ReconcileContext", "current_context"]
+__all__ = ["ReconcileContext", "current_context", "current_log_fields"]
 
 
 class ReconcileContext:
@@ -58,9 +67,12 @@ class ReconcileContext:
     :param deadline: the clock time the call should end by, or ``None``.
     :param clock: the controller's clock (the deadline's and ``wait``'s).
     :param writes: the call's write ledger (default: a new, empty one).
+    :param controller: the controller's name, for log lines.
+    :param kind: the kind it reconciles (``""`` when it does not say), for
+        log lines.
     """
 
-    __slots__ = ("_clock", "deadline", "requests", "stop", "writes")
+    __slots__ = ("_clock", "_id", "controller", "deadline", "kind", "requests", "stop", "writes")
 
     def __init__(
         self,
@@ -69,12 +81,43 @@ class ReconcileContext:
         deadline: float | None,
         clock: Clock,
         writes: WriteLedger | None = None,
+        *,
+        controller: str = "",
+        kind: str = "",
     ) -> None:
         self.requests = tuple(requests)
         self.writes = WriteLedger() if writes is None else writes
         self.stop = stop
         self.deadline = deadline
         self._clock = clock
+        self.controller = controller
+        self.kind = kind
+        self._id: str | None = None  # made on first use (most calls never log)
+
+    @property
+    def reconcile_id(self) -> str:
+        """A short id unique to this call (12 hex digits), for log lines;
+        made on first use, the same for every reader."""
+        made = self._id
+        if made is None:
+            with _id_lock:
+                if self._id is None:
+                    self._id = os.urandom(6).hex()
+                made = self._id
+        return made
+
+    @property
+    def log_fields(self) -> dict[str, str]:
+        """The call's log context, for ``logging``'s ``extra``:
+        ``controller``, ``kind`` (when known), ``key`` (the request's
+        ``namespace/name``; a batch's keys joined by commas) and
+        ``reconcile_id``. Names only, never an object's contents."""
+        fields = {"controller": self.controller} if self.controller else {}
+        if self.kind:
+            fields["kind"] = self.kind
+        fields["key"] = ",".join(map(str, self.requests))
+        fields["reconcile_id"] = self.reconcile_id
+        return fields
 
     @property
     def request(self) -> Any:
@@ -117,6 +160,7 @@ class ReconcileContext:
 
 
 _local = threading.local()
+_id_lock = threading.Lock()  # makes each context's reconcile id once
 
 
 def current_context() -> ReconcileContext | None:
@@ -126,7 +170,16 @@ def current_context() -> ReconcileContext | None:
     return context
 
 
+def current_log_fields() -> Mapping[str, Any] | None:
+    """The :attr:`~ReconcileContext.log_fields` of the reconcile running on
+    this thread, or ``None`` outside a reconcile (what ``kube-informers``
+    adds to every log line: see :func:`informers.util.logfmt.configure_logging`)."""
+    context = current_context()
+    return None if context is None else context.log_fields
+
+
 def _set_current(context: ReconcileContext | None) -> None:
     """Make ``context`` this thread's current one (the controller's worker,
-    around each reconcile call)."""
+    around each reconcile call), and its log fields the thread's log context."""
     _local.context = context
+    _logcontext.set_source(context)

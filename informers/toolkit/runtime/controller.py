@@ -51,11 +51,12 @@ import math
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from informers.cache.mutation import detectors_of, guard_calls
 from informers.errors import CacheSyncTimeoutError, InformerStateError, ObjectKeyError
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.runtime.context import ReconcileContext, _set_current, current_context
 from informers.toolkit.runtime.errors import is_terminal
 from informers.toolkit.runtime.metrics import (
@@ -136,6 +137,25 @@ def _validate_name(name: Any) -> str:
     if any(c.isspace() for c in name):
         raise ValueError(f"controller name must not contain whitespace: {name!r}")
     return name
+
+
+def _fields(request: Request, context: ReconcileContext | None) -> dict[str, str]:
+    """The log context of one request's outcome: its key and the id of the
+    reconcile call that handled it."""
+    fields = {"key": str(request)}
+    if context is not None:
+        fields["reconcile_id"] = context.reconcile_id
+    return fields
+
+
+def _kind_of(sources: Sequence[Source]) -> str:
+    """The kind a controller reconciles, for its log lines: the name of the
+    first source's informer (``pods``, ``deployments.apps``), or ``""``."""
+    for source in sources:
+        name = getattr(getattr(source, "informer", None), "name", None)
+        if isinstance(name, str) and name:
+            return name
+    return ""
 
 
 def _validate_sources(sources: Any) -> tuple[Source, ...]:
@@ -290,6 +310,10 @@ class Controller:
                     lambda rs: f"reconcile_batch of controller {name} for {len(rs)} request(s)",
                 )
         self._workers = workers
+        self._kind = _kind_of(self._sources)
+        # Every line carries the controller and kind (and, on a worker during
+        # a reconcile, its key and reconcile id).
+        self._logger = context_logger(log, controller=self._name, kind=self._kind)
         self._clock = clock
         self._sync_timeout = sync_timeout
         self._rate_limiter: RateLimiter[Request] = (
@@ -403,7 +427,7 @@ class Controller:
             if self._state != _NEW:
                 raise InformerStateError(f"controller {self._name}: already {self._state}")
             self._state = _STARTING
-        log.info("controller %s: starting %d source(s)", self._name, len(self._sources))
+        self._logger.info("controller %s: starting %d source(s)", self._name, len(self._sources))
         started: list[Source] = []
         try:
             for source in self._sources:
@@ -420,21 +444,21 @@ class Controller:
                     raise CacheSyncTimeoutError({source.name: _NOT_STARTED})
                 if not source.wait_synced(self._sync_timeout) and not self._stop_requested():
                     raise CacheSyncTimeoutError({source.name: self._not_synced_reason(source)})
-                log.info("controller %s: source %s synced", self._name, source.name)
+                self._logger.info("controller %s: source %s synced", self._name, source.name)
         except InformerStateError:
             if self._stop_requested():  # a source stopped by a concurrent stop()
-                log.info("controller %s: stopped while starting", self._name)
+                self._logger.info("controller %s: stopped while starting", self._name)
                 return
-            log.error("controller %s: start failed; stopping what was started", self._name)
+            self._logger.error("controller %s: start failed; stopping what was started", self._name)
             self._abort_start(started)
             raise
         except BaseException:
-            log.error("controller %s: start failed; stopping what was started", self._name)
+            self._logger.error("controller %s: start failed; stopping what was started", self._name)
             self._abort_start(started)
             raise
         with self._cond:
             if self._state != _STARTING:  # stop() was called meanwhile; it cleans up
-                log.info("controller %s: stopped while starting", self._name)
+                self._logger.info("controller %s: stopped while starting", self._name)
                 return
             self._state = _RUNNING
             threads = [
@@ -453,7 +477,7 @@ class Controller:
             with self._cond:
                 self._launching = False
                 self._cond.notify_all()
-        log.info("controller %s: started %d worker(s)", self._name, self._workers)
+        self._logger.info("controller %s: started %d worker(s)", self._name, self._workers)
 
     def _stop_requested(self) -> bool:
         with self._cond:
@@ -472,7 +496,9 @@ class Controller:
             try:
                 source.stop(5.0)
             except Exception:
-                log.exception("controller %s: stopping source %s failed", self._name, source.name)
+                self._logger.exception(
+                    "controller %s: stopping source %s failed", self._name, source.name
+                )
         self._queue.shutdown()
         with self._cond:
             self._state = _STOPPED
@@ -510,13 +536,13 @@ class Controller:
             # from the first reconcile): wait until they all run, to join them.
             self._cond.wait_for(lambda: not self._launching, remaining())
             threads = list(self._threads)
-        log.info("controller %s: stopping", self._name)
+        self._logger.info("controller %s: stopping", self._name)
         if was != _NEW:
             for source in reversed(self._sources):
                 try:
                     source.stop(remaining())
                 except Exception:
-                    log.exception(
+                    self._logger.exception(
                         "controller %s: stopping source %s failed", self._name, source.name
                     )
         # Workers keep taking what is queued (and skip it: stopping) until the
@@ -528,7 +554,7 @@ class Controller:
                 thread.join(remaining())
         alive = [t.name for t in threads if t.is_alive() and t is not me]
         if alive:
-            log.warning(
+            self._logger.warning(
                 "controller %s: worker(s) still reconciling after %s s: %s",
                 self._name,
                 timeout,
@@ -538,7 +564,7 @@ class Controller:
             self._state = _STOPPED
             self._due.clear()
             self._cond.notify_all()
-        log.info("controller %s: stopped", self._name)
+        self._logger.info("controller %s: stopped", self._name)
 
     def run(self, stop: threading.Event) -> None:
         """:meth:`start`, block until ``stop`` is set, then :meth:`stop`
@@ -674,7 +700,7 @@ class Controller:
             try:
                 requests.append(coerce_request(item))
             except (TypeError, ObjectKeyError) as error:
-                log.error(
+                self._logger.error(
                     "controller %s: dropping a queue item that is not a request: %s",
                     self._name,
                     error,
@@ -693,6 +719,7 @@ class Controller:
         started = self._clock.now()
         outcomes: Sequence[Result | BaseException | None]
         deadline = self._enter(requests, started)
+        context = current_context()
         try:
             self._writes.hold(requests)  # read-your-writes (runtime.writes)
             outcomes = batch(requests)
@@ -707,11 +734,11 @@ class Controller:
             self._exit(deadline)
         for request, outcome in zip(requests, outcomes, strict=True):
             if isinstance(outcome, Exception):
-                self._finish(request, started, None, outcome)
+                self._finish(request, started, None, outcome, context)
             elif isinstance(outcome, BaseException):
                 raise outcome
             else:
-                self._finish(request, started, outcome, None)
+                self._finish(request, started, outcome, None, context)
 
     def _handle(self, item: Any) -> None:
         """Reconcile one queue item and apply the result to the queue."""
@@ -721,6 +748,7 @@ class Controller:
         request = requests[0]
         started = self._clock.now()
         deadline = self._enter(requests, started)
+        context = current_context()
         failure: Exception | None = None
         result = None
         try:
@@ -730,7 +758,7 @@ class Controller:
             failure = error
         finally:
             self._exit(deadline)
-        self._finish(request, started, result, failure)
+        self._finish(request, started, result, failure, context)
 
     def _enter(self, requests: Sequence[Request], started: float) -> TimerHandle | None:
         """Before a reconcile call: make its context this thread's current
@@ -738,12 +766,20 @@ class Controller:
         overrun; answers that timer (for :meth:`_exit`)."""
         timeout = self._reconcile_timeout
         deadline = None if timeout is None else started + timeout
-        _set_current(ReconcileContext(requests, self._stop_event, deadline, self._clock))
+        context = ReconcileContext(
+            requests,
+            self._stop_event,
+            deadline,
+            self._clock,
+            controller=self._name,
+            kind=self._kind,
+        )
+        _set_current(context)
         if timeout is None:
             return None
         return self._clock.call_later(
             timeout,
-            functools.partial(self._overrun, tuple(requests), timeout),
+            functools.partial(self._overrun, tuple(requests), timeout, context.log_fields),
             f"reconcile-{self._name}-deadline",
         )
 
@@ -755,22 +791,32 @@ class Controller:
         if timer is not None:
             timer.cancel()
 
-    def _overrun(self, requests: tuple[Request, ...], timeout: float) -> None:
+    def _overrun(
+        self, requests: tuple[Request, ...], timeout: float, fields: Mapping[str, Any]
+    ) -> None:
         """Timer callback: a reconcile call is still running at its deadline."""
         self._metrics.reconcile_timeouts.inc()
-        log.warning(
+        self._logger.warning(
             "controller %s: reconcile of %s still running after its %s s timeout; it cannot "
             "be stopped and keeps its worker until it returns",
             self._name,
             ", ".join(map(str, requests)),
             timeout,
+            extra=fields,
         )
 
     def _finish(
-        self, request: Request, started: float, result: Any, error: Exception | None
+        self,
+        request: Request,
+        started: float,
+        result: Any,
+        error: Exception | None,
+        context: ReconcileContext | None = None,
     ) -> None:
         """Apply one request's outcome (``result``, or the ``error`` its
-        reconcile raised) to the queue and the metrics."""
+        reconcile raised) to the queue and the metrics; its log lines carry
+        the request's key and the call's ``reconcile_id`` (made only for a
+        line that is logged)."""
         metrics = self._metrics
         if error is None and result is not None and not isinstance(result, Result):
             error = TypeError(f"reconcile returned a {type(result).__name__}, not a Result or None")
@@ -781,21 +827,23 @@ class Controller:
             if is_terminal(error):
                 metrics.terminal_reconcile_errors.inc()
                 self._queue.forget(request)
-                log.error(
+                self._logger.error(
                     "controller %s: reconcile of %s failed with a terminal error; not requeued",
                     self._name,
                     request,
                     exc_info=error,
+                    extra=_fields(request, context),
                 )
             else:
                 self._queue.add_rate_limited(request)
-                log.warning(
+                self._logger.warning(
                     "controller %s: reconcile of %s failed (%d time(s) in a row); requeued "
                     "with backoff",
                     self._name,
                     request,
                     self._queue.num_requeues(request),
                     exc_info=error,
+                    extra=_fields(request, context),
                 )
             return
         metrics.reconcile_time.observe(max(0.0, self._clock.now() - started))
@@ -804,17 +852,26 @@ class Controller:
             self._record_delay(request, result.requeue_after)
             self._queue.add_after(request, result.requeue_after)
             metrics.reconcile_total[RESULT_REQUEUE_AFTER].inc()
-            log.debug(
-                "controller %s: %s reconciled; again in %s s",
-                self._name,
-                request,
-                result.requeue_after,
-            )
+            self._reconciled(request, context, "; again in %s s", result.requeue_after)
         elif result is not None and result.requeue:
             self._queue.add_rate_limited(request)
             metrics.reconcile_total[RESULT_REQUEUE].inc()
-            log.debug("controller %s: %s reconciled; requeued with backoff", self._name, request)
+            self._reconciled(request, context, "; requeued with backoff")
         else:
             self._queue.forget(request)
             metrics.reconcile_total[RESULT_SUCCESS].inc()
-            log.debug("controller %s: %s reconciled", self._name, request)
+            self._reconciled(request, context, "")
+
+    def _reconciled(
+        self, request: Request, context: ReconcileContext | None, outcome: str, *args: object
+    ) -> None:
+        """The DEBUG line of a reconcile that succeeded (its key and reconcile
+        id made only when DEBUG is on)."""
+        if self._logger.isEnabledFor(logging.DEBUG):
+            self._logger.debug(
+                "controller %s: %s reconciled" + outcome,
+                self._name,
+                request,
+                *args,
+                extra=_fields(request, context),
+            )

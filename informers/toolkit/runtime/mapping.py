@@ -19,13 +19,14 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeAlias
 
 from informers.errors import ObjectKeyError
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.runtime.request import Request
 from informers.wire.objects import DeletedFinalStateUnknown, get_namespace
 from informers.wire.resources import Resource
 
 __all__ = ["MapFunc", "enqueue_owner", "request_for_object"]
 
-log = logging.getLogger(__name__)
+log = context_logger(logging.getLogger(__name__))
 
 #: From an object to the requests it causes (possibly none).
 MapFunc: TypeAlias = Callable[[Any], Iterable[Request]]
@@ -106,7 +107,12 @@ def enqueue_owner(
             try:
                 request = Request(namespace, ref.get("name"))  # type: ignore[arg-type]
             except ObjectKeyError as error:
-                log.debug("skipping an owner reference of %s: %s", _key(obj), error)
+                log.debug(
+                    "skipping an owner reference of %s: %s",
+                    _key(obj),
+                    error,
+                    extra={"key": _key(obj)},
+                )
                 continue
             if request not in out:
                 out.append(request)

@@ -48,6 +48,7 @@ from informers.errors import (
     InformerStateError,
     ObjectKeyError,
 )
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.runtime.mapping import MapFunc, request_for_object
 from informers.toolkit.runtime.predicates import Predicate, as_predicate
 from informers.toolkit.runtime.request import Request
@@ -71,7 +72,7 @@ __all__ = [
     "coerce_request",
 ]
 
-log = logging.getLogger(__name__)
+log = context_logger(logging.getLogger(__name__))
 
 #: How long a channel source's ``get`` waits before it looks at its stop
 #: event again (a channel cannot wake on another event).
@@ -287,6 +288,9 @@ class HandlerSource:
             )
         self.informer = informer
         self._name = name
+        self._logger = context_logger(
+            log.logger, source=name, kind=str(getattr(informer, "name", "") or "")
+        )
         self._lock = threading.Lock()
         # Guarded by _lock. _registration is set once by start(); _started
         # and _stopped only go from False to True.
@@ -326,7 +330,7 @@ class HandlerSource:
         registration = self.add_handler(sink)
         if self._keep_registration(registration):  # stop() ran while it was being added
             registration.remove()
-        log.info("%s: source started", self._name)
+        self._logger.info("%s: source started", self._name)
 
     def _keep_registration(self, registration: Any) -> bool:
         """Store the registration; answers whether the source was stopped meanwhile."""
@@ -367,7 +371,7 @@ class HandlerSource:
             registration = self._registration
         if registration is not None:
             registration.remove()
-        log.info("%s: source stopped", self._name)
+        self._logger.info("%s: source stopped", self._name)
 
     def informer_removed(self) -> None:
         """Its informer was removed from its factory
@@ -462,6 +466,7 @@ class _ThreadedSource:
 
     def __init__(self, name: str) -> None:
         self._name = name
+        self._logger = context_logger(log.logger, source=name)
         self._cond = threading.Condition()
         # Guarded by _cond. _started, _stopped, _synced and _ended only go
         # from False to True; _synced is set at the latest when the thread ends.
@@ -493,7 +498,7 @@ class _ThreadedSource:
             )
             self._thread = thread
         thread.start()
-        log.info("%s: source started", self._name)
+        self._logger.info("%s: source started", self._name)
 
     def _main(self, sink: Sink) -> None:
         try:
@@ -520,7 +525,7 @@ class _ThreadedSource:
             if not self._synced:
                 self._synced = True
                 self._cond.notify_all()
-                log.info("%s: initial state pushed", self._name)
+                self._logger.info("%s: initial state pushed", self._name)
 
     def has_synced(self) -> bool:
         with self._cond:
@@ -568,8 +573,10 @@ class _ThreadedSource:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
             if thread.is_alive():
-                log.warning("%s: source thread still running after %s s", self._name, timeout)
-        log.info("%s: source stopped", self._name)
+                self._logger.warning(
+                    "%s: source thread still running after %s s", self._name, timeout
+                )
+        self._logger.info("%s: source stopped", self._name)
 
 
 def _push_items(name: str, sink: Sink, items: Iterable[Any]) -> int:
@@ -579,7 +586,12 @@ def _push_items(name: str, sink: Sink, items: Iterable[Any]) -> int:
         try:
             request = coerce_request(item)
         except (TypeError, ObjectKeyError) as error:
-            log.error("%s: skipping an item that is not a request: %s", name, error)
+            log.error(
+                "%s: skipping an item that is not a request: %s",
+                name,
+                error,
+                extra={"source": name},
+            )
             continue
         sink.add(request)
         pushed += 1
@@ -646,7 +658,9 @@ class PeriodicSource(_ThreadedSource):
             try:
                 _push_items(self._name, sink, self._func())
             except Exception:
-                log.exception("%s: periodic function raised; next call as scheduled", self._name)
+                self._logger.exception(
+                    "%s: periodic function raised; next call as scheduled", self._name
+                )
             finally:
                 delay = jittered(self._every, self._jitter, self._rng)
                 due = self._clock.now() + delay
@@ -731,16 +745,18 @@ class ChannelSource(_ThreadedSource):
             except (ChannelEmptyError, _stdlib_queue.Empty):
                 continue
             except ChannelClosedError:
-                log.info("%s: channel closed and drained; source ends", self._name)
+                self._logger.info("%s: channel closed and drained; source ends", self._name)
                 return
             self._set_busy(True)
             try:
                 for request in self._requests(item):
                     sink.add(request)
             except (TypeError, ObjectKeyError) as error:
-                log.error("%s: skipping a channel item: %s", self._name, error)
+                self._logger.error("%s: skipping a channel item: %s", self._name, error)
             except Exception:
-                log.exception("%s: skipping a channel item: map or predicate raised", self._name)
+                self._logger.exception(
+                    "%s: skipping a channel item: map or predicate raised", self._name
+                )
             finally:
                 self._set_busy(False)
             taken += 1

@@ -41,6 +41,7 @@ from typing import Any
 from informers.cache.informer import SharedIndexInformer
 from informers.errors import InformerStateError, NotFoundError
 from informers.rest.transport import Transport, as_transport
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.runtime import Controller, InformerSource, Request, Result
 from informers.toolkit.sharding.lease import ShardLease
 from informers.toolkit.sharding.metrics import NOOP_SHARDING_METRICS, ShardingMetrics
@@ -60,7 +61,7 @@ __all__ = [
     "shard_label_selector",
 ]
 
-log = logging.getLogger(__name__)
+log = context_logger(logging.getLogger(__name__))
 
 #: The label an object carries its shard in: ``shard.kube-informers.io/<ring>: <shard id>``.
 SHARD_LABEL_PREFIX = "shard.kube-informers.io/"
@@ -137,6 +138,7 @@ class DrainingReconciler:
         self._reconcile, self._resource, self._informer = reconcile, resource, informer
         self._transport = as_transport(client)
         self._ring, self._shard, self._lease = ring, shard, lease
+        self._logger = context_logger(log.logger, ring=ring, shard=shard)
         self._shard_label, self._drain_label = shard_label(ring), drain_label(ring)
 
     def __call__(self, request: Request) -> Result | None:
@@ -153,7 +155,13 @@ class DrainingReconciler:
                 )
             except NotFoundError:
                 return None
-            log.debug("shard %s/%s released %s", self._ring, self._shard, request)
+            self._logger.debug(
+                "shard %s/%s released %s",
+                self._ring,
+                self._shard,
+                request,
+                extra={"key": str(request)},
+            )
             return None
         if self._lease is not None and not self._lease.is_ready():
             return None
@@ -188,6 +196,7 @@ class Sharder:
         self._transport = as_transport(client)
         self._resource, self._informer, self._watcher = resource, informer, ring_watcher
         self._ring = ring_watcher.name
+        self._logger = context_logger(log.logger, ring=self._ring)
         self._shard_label, self._drain_label = shard_label(self._ring), drain_label(self._ring)
         self._workers, self._clock, self._metrics = workers, clock, metrics
         self._lock = threading.Lock()
@@ -217,7 +226,13 @@ class Sharder:
                 self._metrics.drained(self._ring, self._clock.now() - since)
             if desired is not None:
                 _relabel(self._transport, self._resource, obj, {self._shard_label: desired}, ())
-                log.debug("sharder %s: %s -> %s", self._ring, request, desired)
+                self._logger.debug(
+                    "sharder %s: %s -> %s",
+                    self._ring,
+                    request,
+                    desired,
+                    extra={"key": str(request)},
+                )
             return None
         if current not in ring:
             # its shard is gone (lease no longer ready): nothing runs there
@@ -234,7 +249,13 @@ class Sharder:
         with self._lock:
             self._draining[str(request)] = self._clock.now()
         _relabel(self._transport, self._resource, obj, {self._drain_label: "true"}, ())
-        log.debug("sharder %s: draining %s from %s", self._ring, request, current)
+        self._logger.debug(
+            "sharder %s: draining %s from %s",
+            self._ring,
+            request,
+            current,
+            extra={"key": str(request)},
+        )
         return None
 
     def _count(self, _old: Any, _new: Any) -> None:

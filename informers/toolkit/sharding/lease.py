@@ -43,6 +43,7 @@ from typing import Any
 
 from informers.errors import InformerStateError, NotFoundError
 from informers.rest.transport import Transport, as_transport
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.leaderelection import (
     LeaderElectionConfig,
     LeaderElectionRecord,
@@ -62,7 +63,7 @@ __all__ = [
     "state_changes_at",
 ]
 
-log = logging.getLogger(__name__)
+log = context_logger(logging.getLogger(__name__))
 
 #: The label naming the ring a shard Lease belongs to.
 RING_LABEL = "sharding.kube-informers.io/ring"
@@ -306,6 +307,7 @@ class ShardLease:
         clock: Clock = REAL_CLOCK,
     ) -> None:
         self._shard, self._ring = shard, ring
+        self._logger = context_logger(log.logger, ring=ring, shard=shard)
         self._lock_obj = ShardLeaseLock(client, namespace, shard, ring, clock=clock)
         self._config = LeaderElectionConfig(
             lock=self._lock_obj,
@@ -376,11 +378,11 @@ class ShardLease:
         try:
             callback()
         except Exception:
-            log.exception("shard %s/%s: %s callback failed", self._ring, self._shard, what)
+            self._logger.exception("shard %s/%s: %s callback failed", self._ring, self._shard, what)
 
     def _held(self, stop: threading.Event) -> None:
         self._ready.set()
-        log.info("shard %s/%s holds its lease", self._ring, self._shard)
+        self._logger.info("shard %s/%s holds its lease", self._ring, self._shard)
         self._call(self._on_ready, "on_ready")
         with self._lock:
             callbacks = list(self._ready_callbacks)
@@ -388,7 +390,7 @@ class ShardLease:
             self._call(callback, "ready callback")
         stop.wait()
         self._ready.clear()
-        log.info("shard %s/%s no longer holds its lease", self._ring, self._shard)
+        self._logger.info("shard %s/%s no longer holds its lease", self._ring, self._shard)
         self._call(self._on_lost, "on_lost")
 
     def _main(self, stop: threading.Event) -> None:
@@ -396,7 +398,7 @@ class ShardLease:
             while not stop.is_set():
                 self._elector.run(stop)
         except Exception:
-            log.exception("shard lease %s/%s failed", self._ring, self._shard)
+            self._logger.exception("shard lease %s/%s failed", self._ring, self._shard)
 
     def start(self) -> None:
         """Start acquiring and renewing (does not block; see :meth:`wait_ready`)."""

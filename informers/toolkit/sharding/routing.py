@@ -37,6 +37,7 @@ from typing import Any
 
 from informers.cache.informer import SharedIndexInformer
 from informers.errors import InformerStateError
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.runtime import Request, Sink
 from informers.toolkit.runtime.mapping import request_for_object
 from informers.toolkit.sharding.lease import ShardLease
@@ -45,7 +46,7 @@ from informers.toolkit.sharding.watcher import RingWatcher
 
 __all__ = ["RingChangeSource", "ShardFilter", "shard_filter"]
 
-log = logging.getLogger(__name__)
+log = context_logger(logging.getLogger(__name__))
 
 
 class ShardFilter:
@@ -133,6 +134,9 @@ class RingChangeSource:
         self._group, self._kind = group, kind
         self._map = map_func or request_for_object
         self._name = name or f"ring-change-{ring_watcher.name}-{shard or 'all'}"
+        self._logger = context_logger(
+            log.logger, source=self._name, ring=ring_watcher.name, shard=shard
+        )
         self._cond = threading.Condition()
         self._sink: Sink | None = None  # guarded by _cond
         self._busy = 0  # guarded by _cond: pushes in progress
@@ -195,7 +199,7 @@ class RingChangeSource:
                     for request in self._map(obj):
                         sink.add(request)
                     moved += 1
-            log.debug("shard %s: %s, %d objects enqueued", self._shard, what, moved)
+            self._logger.debug("shard %s: %s, %d objects enqueued", self._shard, what, moved)
         finally:
             with self._cond:
                 self._busy -= 1

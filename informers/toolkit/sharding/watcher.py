@@ -11,6 +11,7 @@ from informers.cache.informer import ResourceEventHandlerFuncs, SharedIndexInfor
 from informers.errors import InformerStateError, NotFoundError
 from informers.rest.listwatch import HTTPListerWatcher
 from informers.rest.transport import as_transport
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.leaderelection import (
     InvalidLeaseRecordError,
     LeaderElectionRecord,
@@ -32,7 +33,7 @@ from informers.wire.resources import LEASES
 
 __all__ = ["RingCallback", "RingWatcher"]
 
-log = logging.getLogger(__name__)
+log = context_logger(logging.getLogger(__name__))
 
 #: ``callback(old_ring, new_ring)``, called on the watcher's thread, in order.
 RingCallback = Callable[[HashRing, HashRing], None]
@@ -81,6 +82,7 @@ class RingWatcher:
         confirm_retry: float = 1.0,
     ) -> None:
         self._name = ring
+        self._logger = context_logger(log.logger, ring=ring)
         self._confirm_retry = float(confirm_retry)
         self._namespace = namespace
         self._lease_duration = float(lease_duration)
@@ -152,7 +154,9 @@ class RingWatcher:
         try:
             record = LeaderElectionRecord.from_spec(obj.get("spec"))
         except InvalidLeaseRecordError as exc:
-            log.warning("ring %s: lease %s is not a shard lease: %s", self._name, name, exc)
+            self._logger.warning(
+                "ring %s: lease %s is not a shard lease: %s", self._name, name, exc
+            )
             return
         now = self._clock.now()
         with self._lock:
@@ -217,7 +221,7 @@ class RingWatcher:
                     self._observed.pop(name, None)
                 continue
             except Exception as exc:  # noqa: BLE001 - logged; the shard stays, retried
-                log.warning(
+                self._logger.warning(
                     "ring %s: cannot confirm that shard %s expired (%s); kept in the ring",
                     self._name,
                     name,
@@ -231,17 +235,19 @@ class RingWatcher:
     def _delete_orphan(self, name: str) -> None:
         try:
             self._transport.request("DELETE", self._path(name), read_timeout=10.0)
-            log.info("ring %s: deleted orphaned shard lease %s", self._name, name)
+            self._logger.info("ring %s: deleted orphaned shard lease %s", self._name, name)
         except NotFoundError:
             pass
         except Exception as exc:  # noqa: BLE001 - logged; retried on the next wake
-            log.warning("ring %s: deleting orphaned lease %s failed: %s", self._name, name, exc)
+            self._logger.warning(
+                "ring %s: deleting orphaned lease %s failed: %s", self._name, name, exc
+            )
 
     def _main(self) -> None:
         try:
             self._loop()
         except Exception:
-            log.exception("ring watcher %s failed", self._name)
+            self._logger.exception("ring watcher %s failed", self._name)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -266,13 +272,13 @@ class RingWatcher:
                 old, self._ring = self._ring, ring
                 callbacks = list(self._callbacks) if old != ring else []
             if old != ring:
-                log.info("ring %s: shards %s", self._name, list(ring.shards))
+                self._logger.info("ring %s: shards %s", self._name, list(ring.shards))
                 self._metrics.ring_changed(self._name, len(ring))
             for callback in callbacks:
                 try:
                     callback(old, ring)
                 except Exception:
-                    log.exception("ring %s: a ring callback failed", self._name)
+                    self._logger.exception("ring %s: a ring callback failed", self._name)
             self._synced.set()
             timeout = None if due is None else max(0.0, due - self._clock.now()) + 0.001
             self._clock.wait(self._wake, timeout if timeout is not None else 3600.0)

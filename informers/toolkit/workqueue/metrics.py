@@ -34,9 +34,16 @@ reports nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+from informers.util.metrics import (
+    NOOP_METRIC,
+    CallbackGaugeMetric,
+    CounterMetric,
+    HistogramMetric,
+    NoopMetric,
+)
 
 __all__ = [
     "CallbackGaugeMetric",
@@ -48,34 +55,6 @@ __all__ = [
     "NoopMetricsProvider",
     "QueueMetrics",
 ]
-
-
-@runtime_checkable
-class CounterMetric(Protocol):
-    """A number that only goes up. ``inc()`` must be thread-safe."""
-
-    def inc(self) -> None: ...
-
-
-@runtime_checkable
-class HistogramMetric(Protocol):
-    """Observations of a duration in seconds. ``observe`` must be thread-safe."""
-
-    def observe(self, value: float, /) -> None: ...
-
-
-@runtime_checkable
-class CallbackGaugeMetric(Protocol):
-    """A gauge whose value is computed by ``function`` when it is read.
-
-    ``function`` is thread-safe, returns quickly, takes the queue's lock
-    briefly and never calls back into the metrics; it returns ``0.0`` once the
-    queue is gone (it holds the queue only weakly). A later ``set_function``
-    replaces the earlier one (two queues of one name share their gauges: the
-    newer queue's values are reported).
-    """
-
-    def set_function(self, function: Callable[[], float], /) -> None: ...
 
 
 @runtime_checkable
@@ -98,26 +77,6 @@ class MetricsProvider(Protocol):
     def new_longest_running_processor_seconds_metric(self, name: str) -> CallbackGaugeMetric: ...
 
     def new_retries_metric(self, name: str) -> CounterMetric: ...
-
-
-class NoopMetric:
-    """Every metric kind at once, doing nothing (what the no-op providers
-    hand out; shared, stateless, thread-safe)."""
-
-    __slots__ = ()
-
-    def inc(self) -> None:
-        pass
-
-    def observe(self, value: float, /) -> None:
-        pass
-
-    def set_function(self, function: Callable[[], float], /) -> None:
-        pass
-
-
-#: The one no-op metric (a counter, histogram and callback gauge in one).
-NOOP_METRIC = NoopMetric()
 
 
 class NoopMetricsProvider:

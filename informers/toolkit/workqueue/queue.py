@@ -55,13 +55,14 @@ from collections import deque
 from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
+from informers.toolkit._logcontext import context_logger
 from informers.toolkit.workqueue.metrics import MetricsProvider, NoopMetricsProvider, QueueMetrics
 from informers.toolkit.workqueue.rate_limiters import RateLimiter, default_controller_rate_limiter
 from informers.util.clock import REAL_CLOCK, Clock, RealClock, TimerHandle
 
 __all__ = ["DelayingQueue", "HandOutOrder", "Queue", "RateLimitingQueue"]
 
-logger = logging.getLogger(__name__)
+logger = context_logger(logging.getLogger(__name__))
 
 T = TypeVar("T", bound=Hashable)
 
@@ -100,6 +101,7 @@ class Queue(Generic[T]):
         metrics: MetricsProvider | None = None,
     ) -> None:
         self._name = name
+        self._logger = context_logger(logger.logger, queue=name or None)
         self._clock = clock
         # Timeouts of the real clock are waited on the condition directly; any
         # other clock wakes the waiter through a timer of its own.
@@ -127,7 +129,9 @@ class Queue(Generic[T]):
                 self._metrics = QueueMetrics.create(metrics, name)
                 self._register_gauges(self._metrics)
             else:
-                logger.warning("workqueue: metrics are reported for named queues only; ignored")
+                self._logger.warning(
+                    "workqueue: metrics are reported for named queues only; ignored"
+                )
 
     # ------------------------------------------------------------------ info
 
@@ -418,7 +422,9 @@ class Queue(Generic[T]):
         if handle is not None:
             handle.cancel()
         if first:
-            logger.info("workqueue %s: shutting down%s", self._name or "-", " (drain)" * drain)
+            self._logger.info(
+                "workqueue %s: shutting down%s", self._name or "-", " (drain)" * drain
+            )
 
     def _stop_timers_locked(self) -> TimerHandle | None:
         """With the lock held, at shutdown: forget delayed work; answers the
