@@ -77,6 +77,9 @@ from informers.rest.listwatch import (
 # --- the raw HTTP path to the API server (informers.rest.transport) ---
 from informers.rest.transport import ApiClientTransport, Transport
 
+# --- the process: informers, controllers, probes, metrics (informers.toolkit.manager) ---
+from informers.toolkit.manager import Manager
+
 # --- raw objects: keys, index functions, accessors (informers.wire.objects) ---
 from informers.wire.objects import (
     NAMESPACE_INDEX,
@@ -177,6 +180,8 @@ __all__ = [
     "SharedInformerFactory",
     "discover_resource",
     "wait_for_cache_sync",
+    # running controllers as a process
+    "Manager",
     # aborting requests in flight
     "RequestAborter",
     # the transport and the typed API errors
