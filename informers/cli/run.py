@@ -25,6 +25,7 @@ sync. Bad input is one line on stderr, with the traceback only at
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -33,7 +34,7 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -118,18 +119,24 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry)
 
 
-def configure_logging(log_format: str, level: str) -> logging.Handler:
-    """Send every log record at ``level`` or above to stderr, as text or
-    JSON lines; answers the handler (to remove it afterwards)."""
+@contextlib.contextmanager
+def configure_logging(log_format: str, level: str) -> Iterator[None]:
+    """While entered, send every log record at ``level`` or above to stderr,
+    as text or JSON lines; the root logger is restored on exit."""
     handler = logging.StreamHandler()
     if log_format == "json":
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
+    previous = root.level
     root.addHandler(handler)
     root.setLevel(getattr(logging, level.upper()))
-    return handler
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(previous)
 
 
 def _import(target: str) -> ModuleType:
@@ -188,9 +195,8 @@ def run_manager(args: argparse.Namespace) -> int:
     debug = args.log_level == "debug"
     if args.leader_elect and not args.leader_election_id:
         raise CommandError("--leader-elect needs --leader-election-id (the Lease's name)")
-    handler = configure_logging(args.log_format, args.log_level)
     log = logging.getLogger("informers.cli.run")
-    try:
+    with configure_logging(args.log_format, args.log_level):
         setup = load_setup(args.target, debug)
         cluster = connect(args.kubeconfig, None, embedded=False)
         try:
@@ -223,11 +229,9 @@ def run_manager(args: argparse.Namespace) -> int:
                 raise CommandError(f"{type(error).__name__}: {error}") from None
         finally:
             cluster.close()
-    finally:
-        logging.getLogger().removeHandler(handler)
-    if manager.leadership_lost:
-        log.error("leadership lost; exiting 1 so that the process restarts")
-        return 1
+        if manager.leadership_lost:
+            log.error("leadership lost; exiting 1 so that the process restarts")
+            return 1
     if manager.stop_signal == signal.SIGINT:
         return EXIT_INTERRUPTED
     return 0

@@ -1,0 +1,147 @@
+"""``kube-informers run``: bad input is one line and exit 1; SIGTERM to a
+running process exits 0 after the reconcile in progress finished; a second
+signal exits at once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from informers.cli import main
+from informers.testing.apiserver import ApiServer
+
+ROOT = Path(__file__).resolve().parents[3]
+
+NO_PROBES = ["--health-probe-bind-address", "0"]
+
+
+def _write(path: Path, source: str) -> Path:
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+    return path
+
+
+def _one_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.startswith("kube-informers run:")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_a_missing_file_is_one_line_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nope.py"
+    assert main(["run", str(missing), *NO_PROBES]) == 1
+    assert _one_line(capsys.readouterr().err) == f"kube-informers run: {missing}: no such file"
+
+
+def test_a_missing_module_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "no_such_module_for_kube_informers", *NO_PROBES]) == 1
+    assert "no such file or module" in _one_line(capsys.readouterr().err)
+
+
+def test_a_module_without_setup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path / "nosetup.py", "x = 1\n")
+    assert main(["run", str(path), *NO_PROBES]) == 1
+    assert "defines no setup(manager) function" in _one_line(capsys.readouterr().err)
+
+
+def test_a_module_that_does_not_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path / "broken.py", "import no_such_module_for_kube_informers\n")
+    assert main(["run", str(path), *NO_PROBES]) == 1
+    assert "failed to load: ModuleNotFoundError" in _one_line(capsys.readouterr().err)
+
+
+def test_a_setup_that_raises(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], api_server: ApiServer
+) -> None:
+    kubeconfig = api_server.write_kubeconfig(tmp_path / "kubeconfig")
+    path = _write(
+        tmp_path / "raises.py",
+        """
+        def setup(manager):
+            raise RuntimeError("no CRD installed")
+        """,
+    )
+    args = ["run", str(path), "--kubeconfig", str(kubeconfig), *NO_PROBES]
+    assert main(args) == 1
+    line = _one_line(capsys.readouterr().err)
+    assert line.endswith("setup(manager) failed: RuntimeError: no CRD installed")
+    # --log-level debug adds the traceback.
+    assert main([*args, "--log-level", "debug"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_leader_elect_needs_an_id(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path / "ok.py", "def setup(manager):\n    pass\n")
+    assert main(["run", str(path), "--leader-elect", *NO_PROBES]) == 1
+    assert "--leader-elect needs --leader-election-id" in _one_line(capsys.readouterr().err)
+
+
+CONTROLLER = """
+import sys, time
+from informers.toolkit.runtime import InformerSource
+
+def setup(manager):
+    def reconcile(request):
+        print("started", request.name, flush=True)
+        time.sleep({work})  # the work in progress when the signal comes
+        print("finished", request.name, flush=True)
+
+    manager.controller("cm", reconcile, [InformerSource(manager.factory.configmaps())])
+"""
+
+
+def _spawn(tmp_path: Path, api_server: ApiServer, work: float) -> subprocess.Popen[str]:
+    api_server.create("configmaps", {"metadata": {"name": "one", "namespace": "default"}})
+    kubeconfig = api_server.write_kubeconfig(tmp_path / "kubeconfig")
+    path = _write(tmp_path / "controller.py", CONTROLLER.replace("{work}", str(work)))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "informers.cli", "run", str(path)]
+    command += ["--kubeconfig", str(kubeconfig), "--health-probe-bind-address", "127.0.0.1:0"]
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT
+    )
+
+
+def test_sigterm_exits_0_after_the_reconcile_in_progress_finished(
+    tmp_path: Path, api_server: ApiServer
+) -> None:
+    process = _spawn(tmp_path, api_server, work=1.0)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().split() == ["started", "one"]
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 0, err
+    assert "finished one" in out
+    assert "manager: stopped" in err
+    assert "Traceback" not in err
+
+
+def test_a_second_signal_exits_at_once(tmp_path: Path, api_server: ApiServer) -> None:
+    process = _spawn(tmp_path, api_server, work=60.0)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().split() == ["started", "one"]
+        process.send_signal(signal.SIGTERM)
+        assert process.stderr is not None
+        for line in process.stderr:  # the first signal is being handled
+            if "stopping gracefully" in line:
+                break
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=20)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 1
+    assert "finished" not in out
