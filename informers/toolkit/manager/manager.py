@@ -453,10 +453,11 @@ class Manager:
             if self._state != _STARTING:
                 return
             self._state = _RUNNING
-        if self._elector is not None:
-            log.info("manager: caches synced; standing for leader election (warm standby)")
-            self._elector.start()
-        else:
+            if self._elector is not None:
+                # Under the lock: a concurrent stop() sees it started, and stops it.
+                log.info("manager: caches synced; standing for leader election (warm standby)")
+                self._elector.start()
+        if self._elector is None:
             self.leading.set()
         log.info("manager: started")
 
@@ -470,11 +471,16 @@ class Manager:
         started = time.monotonic()
         policy = collector_paused() if self._gc_policy else contextlib.nullcontext()
         with policy:
-            self.factory.start()
             informers = [i for _, i in self._informers()]
-            synced = wait_for_cache_sync(
-                *informers, timeout=self._sync_timeout, stop=self._stop_requested
-            )
+            try:
+                self.factory.start()
+                synced = wait_for_cache_sync(
+                    *informers, timeout=self._sync_timeout, stop=self._stop_requested
+                )
+            except InformerStateError:
+                if self._stopping():  # stop() shut the informers down meanwhile
+                    return False
+                raise
         took = time.monotonic() - started
         if self._gc_policy:
             log.info(

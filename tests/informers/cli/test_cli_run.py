@@ -4,6 +4,7 @@ signal exits at once."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -145,3 +146,42 @@ def test_a_second_signal_exits_at_once(tmp_path: Path, api_server: ApiServer) ->
         process.wait()
     assert process.returncode == 1
     assert "finished" not in out
+
+
+ONE_SHOT = """
+from informers.toolkit.runtime import InformerSource
+
+def setup(manager):
+    def reconcile(request):
+        manager.request_stop()
+
+    manager.controller("cm", reconcile, [InformerSource(manager.factory.configmaps())])
+"""
+
+
+def test_a_one_shot_run_with_json_logs_and_metrics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], api_server: ApiServer
+) -> None:
+    api_server.create("configmaps", {"metadata": {"name": "one", "namespace": "default"}})
+    kubeconfig = api_server.write_kubeconfig(tmp_path / "kubeconfig")
+    path = _write(tmp_path / "oneshot.py", ONE_SHOT)
+    code = main(
+        [
+            "run",
+            str(path),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--log-format",
+            "json",
+        ]
+    )
+    assert code == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    records = [json.loads(ln) for ln in lines]
+    assert {"ts", "level", "logger", "msg"} <= set(records[0])
+    assert any(r["msg"] == "manager: stopped" for r in records)
+    assert any("metrics endpoint serving on 127.0.0.1" in r["msg"] for r in records)
