@@ -82,11 +82,13 @@ class CheckResult:
 
 def run_check(name: str, check: Check) -> CheckResult:
     """Run ``check`` and say how it went (an exception is a failure whose
-    reason is its message; never raises)."""
+    reason is its message on one line; never raises)."""
     try:
         outcome = check()
     except Exception as error:  # noqa: BLE001 - a raising check is a failed check
-        return CheckResult(name, False, str(error) or type(error).__name__)
+        # One line per check in the answer: whitespace (line breaks too) collapsed.
+        reason = " ".join(str(error).split())
+        return CheckResult(name, False, reason or type(error).__name__)
     if outcome is False:
         return CheckResult(name, False, "check failed")
     return CheckResult(name, True)

@@ -159,3 +159,51 @@ def test_validation(api_server: ApiServer) -> None:
     assert manager.metrics_address() is None
     assert manager.metrics is None
     manager.stop()  # never started: nothing to do
+
+
+def test_a_shard_lease_is_held_while_running_and_released_last(api_server: ApiServer) -> None:
+    from informers.toolkit.sharding import ShardLease
+
+    client = api_server.api_client()
+    lease = ShardLease(
+        client,
+        "default",
+        "ring",
+        "shard-0",
+        lease_duration=1.5,
+        renew_deadline=1.0,
+        retry_period=0.2,
+    )
+    ready_when_started: list[bool] = []
+
+    class Probe:
+        name = "probe"
+
+        def start(self) -> None:
+            ready_when_started.append(lease.is_ready())
+
+        def stop(self, timeout: float | None = None) -> None:
+            ready_when_started.append(lease.is_ready())
+
+    manager = Manager(client, shard_lease=lease)
+    manager.add(Probe())
+    manager.start()
+    manager.stop()
+    assert ready_when_started == [True, True]  # held from before start to after stop
+    stored = api_server.get("leases.coordination.k8s.io", "shard-0", "default")
+    assert stored["spec"].get("holderIdentity", "") == ""  # released
+
+
+def test_without_a_client_the_manager_makes_one_from_the_kubeconfig_and_closes_it(
+    api_server: ApiServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kubeconfig = api_server.write_kubeconfig(tmp_path / "kubeconfig")
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    api_server.create("configmaps", _configmap("a"))
+    manager = Manager(kubeconfig=str(kubeconfig))
+    manager.factory.configmaps()
+    manager.start()
+    try:
+        assert manager.factory.configmaps().has_synced()
+    finally:
+        manager.stop()
