@@ -73,6 +73,7 @@ from informers.toolkit.leaderelection import (
     Runnable,
 )
 from informers.toolkit.manager._http import EndpointServer, Response, parse_bind_address
+from informers.toolkit.manager._release_watch import ReleaseWatch
 from informers.toolkit.manager.health import (
     DEFAULT_BACKOFF_BOUND,
     Check,
@@ -197,6 +198,11 @@ class Manager:
         before the liveness check turns red.
     :param reflector_config: the factory's reflector settings (e.g. the
         watchdog bound, ``watch_progress_timeout``).
+    :param watch_lease: with leader election on a
+        :class:`~informers.toolkit.leaderelection.LeaseLock`, watch the Lease and
+        try to acquire it the moment the leader releases it, rather than at
+        the next retry period (needs ``list``/``watch`` on ``leases``;
+        :mod:`informers.toolkit.manager._release_watch`).
 
     :class:`ValueError` for a malformed bind address, a leader election
     without ``leader_election_id``/``leader_election_namespace``, or a
@@ -223,6 +229,7 @@ class Manager:
         gc_policy: bool = True,
         backoff_bound: float = DEFAULT_BACKOFF_BOUND,
         reflector_config: ReflectorConfig | None = None,
+        watch_lease: bool = True,
     ) -> None:
         if not (math.isfinite(graceful_shutdown_timeout) and graceful_shutdown_timeout >= 0):
             raise ValueError(
@@ -263,12 +270,16 @@ class Manager:
             # The manager releases the Lease itself, after the informers stopped.
             self._election = dataclasses.replace(leader_election, release_on_cancel=False)
         self._elector: LeaderElector | None = None
+        self._release_watch: ReleaseWatch | None = None
         if self._election is not None:
             self._elector = LeaderElector(
                 self._election,
                 on_started_leading=self._lead,
                 metrics=self._metrics.leader if self._metrics else NOOP_LEADER_METRICS,
             )
+            lock = self._election.lock
+            if watch_lease and isinstance(lock, LeaseLock):
+                self._release_watch = ReleaseWatch(self.api_client, lock, self._elector)
 
         self.healthz = HealthChecks("healthz", 500)
         self.readyz = HealthChecks("readyz", 503)
@@ -456,6 +467,8 @@ class Manager:
             if self._elector is not None:
                 # Under the lock: a concurrent stop() sees it started, and stops it.
                 log.info("manager: caches synced; standing for leader election (warm standby)")
+                if self._release_watch is not None:
+                    self._release_watch.start()
                 self._elector.start()
         if self._elector is None:
             self.leading.set()
@@ -581,6 +594,8 @@ class Manager:
 
         if self._elector is not None:
             self._elector.stop(remaining() + 1.0)
+        if self._release_watch is not None:
+            self._release_watch.stop()
         with self._lock:
             running = list(self._running)
         self._stop_group(running, deadline)

@@ -1,6 +1,7 @@
 """Two managers under leader election against the emulator: never two
-reconciling at once, the standby takes over warm (no new list), and losing
-leadership sets the reconcile contexts' stop event and stops the manager.
+reconciling at once, the standby takes over warm (no new list) as soon as
+the leader releases the Lease, and losing leadership sets the reconcile
+contexts' stop event and stops the manager.
 
 Every request is authorized through a counting authorizer, which is how the
 test sees the list requests each replica makes."""
@@ -85,9 +86,11 @@ def _manager(api_server: ApiServer, replica: str, overlap: Overlap) -> Manager:
     config = LeaderElectionConfig(
         lock=LeaseLock(client, "default", "manager-test", read_timeout=2.0),
         identity=replica,
-        lease_duration=1.5,
-        renew_deadline=1.0,
-        retry_period=0.2,
+        # A retry period far beyond the test's waits: the standby takes over
+        # only because its release watch sees the Lease released.
+        lease_duration=300.0,
+        renew_deadline=200.0,
+        retry_period=60.0,
         release_on_cancel=True,
     )
     manager = Manager(client, leader_election=config, graceful_shutdown_timeout=10)
