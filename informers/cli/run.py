@@ -40,7 +40,6 @@ from types import ModuleType
 from typing import Any
 
 from informers.cli._common import EXIT_INTERRUPTED, CommandError, connect, positive_float
-from informers.errors import InformersError
 
 __all__ = ["JsonFormatter", "add_parser", "configure_logging", "load_setup", "run_manager"]
 
@@ -223,7 +222,7 @@ def run_manager(args: argparse.Namespace) -> int:
                 ) from None
             try:
                 manager.run()
-            except (InformersError, OSError) as error:
+            except Exception as error:  # noqa: BLE001 - a failed start is one line
                 if debug:
                     traceback.print_exc()
                 raise CommandError(f"{type(error).__name__}: {error}") from None

@@ -104,7 +104,11 @@ class FunctionRunnable:
         self.name = name
         self._fn = fn
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._main, name=f"manager-runnable-{name}")
+        # A daemon, like a controller's workers: one left behind at the stop's
+        # bound does not keep the process from exiting.
+        self._thread = threading.Thread(
+            target=self._main, name=f"manager-runnable-{name}", daemon=True
+        )
 
     def _main(self) -> None:
         try:
@@ -370,28 +374,33 @@ class Manager:
 
     def add(
         self,
-        runnable: Runnable | Callable[[threading.Event], object],
+        runnable: Runnable | Callable[[threading.Event], object] | Any,
         *,
         name: str | None = None,
         needs_leader: bool = True,
     ) -> Runnable:
         """Run ``runnable`` with the manager: anything with ``start()`` and
-        ``stop(timeout)`` (a :class:`~informers.toolkit.runtime.Controller`), or
-        a function ``fn(stop_event)`` (run on its own thread; see
+        ``stop(timeout)`` (a :class:`~informers.toolkit.runtime.Controller`), an
+        object with a blocking ``run(stop_event)``, or a function
+        ``fn(stop_event)`` (either run on its own thread; see
         :class:`FunctionRunnable`). ``needs_leader=False`` runs it on every
         replica, not only the leader. Started in the order added, stopped in
         reverse. Answers the runnable (the wrapper for a function).
         :class:`~informers.errors.InformerStateError` once started;
         :class:`TypeError` for anything else."""
+        run = getattr(runnable, "run", None)
         if isinstance(runnable, Runnable):
             entry = _Entry(runnable, name or _name_of(runnable), needs_leader)
+        elif callable(run) and not callable(runnable):
+            label = name or _name_of(runnable)
+            entry = _Entry(FunctionRunnable(run, label), label, needs_leader)
         elif callable(runnable):
             label = name or str(getattr(runnable, "__name__", "function"))
             entry = _Entry(FunctionRunnable(runnable, label), label, needs_leader)
         else:
             raise TypeError(
                 f"{type(runnable).__name__} is not runnable: it needs start() and "
-                "stop(timeout), or to be a function of a stop event"
+                "stop(timeout), or run(stop_event), or to be a function of a stop event"
             )
         with self._lock:
             if self._state != _NEW:

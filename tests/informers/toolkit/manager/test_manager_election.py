@@ -208,9 +208,18 @@ def test_runnables_functions_and_order(api_server: ApiServer) -> None:
         stop.wait()
         record("loop done")
 
+    class Runner:
+        name = "runner"
+
+        def run(self, stop: threading.Event) -> None:
+            record("runner running")
+            stop.wait()
+            record("runner done")
+
     manager = Manager(api_server.api_client())
     manager.add(Thing("one"))
     manager.add(loop)
+    manager.add(Runner())
     manager.add(Thing("two"), needs_leader=False)
     with pytest.raises(TypeError, match="not runnable"):
         manager.add(42)  # type: ignore[arg-type]
@@ -225,3 +234,4 @@ def test_runnables_functions_and_order(api_server: ApiServer) -> None:
     assert events.index("start one") < events.index("start two")
     assert events.index("stop two") < events.index("stop one")
     assert "loop done" in events
+    assert "runner done" in events
