@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import logging
 import math
 import os
@@ -507,10 +506,9 @@ class Manager:
         if self._gc_policy:
             log.info(
                 "manager: %d cache(s) synced in %.2f s with the garbage collector paused; "
-                "heap frozen after the sync (%d objects; gc_policy=False turns this off)",
+                "heap frozen after the sync (gc_policy=False turns this off)",
                 len(informers),
                 took,
-                gc.get_freeze_count(),
             )
         else:
             log.info(
