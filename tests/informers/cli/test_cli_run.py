@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,10 +120,9 @@ def test_sigterm_exits_0_after_the_reconcile_in_progress_finished(
         assert process.stdout is not None
         assert process.stdout.readline().split() == ["started", "one"]
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=30)
+        out, err = _finish(process)
     finally:
-        process.kill()
-        process.wait()
+        _reap(process)
     assert process.returncode == 0, err
     assert "finished one" in out
     assert "manager: stopped" in err
@@ -140,10 +140,9 @@ def test_a_second_signal_exits_at_once(tmp_path: Path, api_server: ApiServer) ->
             if "stopping gracefully" in line:
                 break
         process.send_signal(signal.SIGTERM)
-        out, _ = process.communicate(timeout=20)
+        out, _ = _finish(process)
     finally:
-        process.kill()
-        process.wait()
+        _reap(process)
     assert process.returncode == 1
     assert "finished" not in out
 
@@ -185,3 +184,106 @@ def test_a_one_shot_run_with_json_logs_and_metrics(
     assert {"ts", "level", "logger", "msg"} <= set(records[0])
     assert any(r["msg"] == "manager: stopped" for r in records)
     assert any("metrics endpoint serving on 127.0.0.1" in r["msg"] for r in records)
+
+
+ELECTED = """
+import os, sys, time
+from informers.toolkit.runtime import InformerSource, current_context
+
+def setup(manager):
+    def reconcile(request):
+        print("begin", os.getpid(), request.name, time.monotonic(), flush=True)
+        current_context().wait(0.01)  # a little work
+        print("end", os.getpid(), request.name, time.monotonic(), flush=True)
+
+    manager.controller("cm", reconcile, [InformerSource(manager.factory.configmaps())])
+"""
+
+
+def _replica(path: Path, kubeconfig: Path) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "informers.cli", "run", str(path)]
+    command += ["--kubeconfig", str(kubeconfig), "--health-probe-bind-address", "0"]
+    command += ["--leader-elect", "--leader-election-id", "cli-test"]
+    command += ["--leader-election-namespace", "default"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT
+    )
+
+
+def _finish(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """The rest of the output of a process that is ending (read through its
+    file objects: ``communicate`` would skip what they have buffered)."""
+    assert process.stdout is not None
+    assert process.stderr is not None
+    out, err = process.stdout.read(), process.stderr.read()
+    process.wait(60)
+    return out, err
+
+
+def _reap(process: subprocess.Popen[str] | None) -> None:
+    """Kill (if still running), wait for and close ``process``."""
+    if process is None:
+        return
+    process.kill()
+    process.wait()
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def _wait_line(stream: Any, needle: str, count: int = 1) -> list[str]:
+    """Read ``stream`` up to the ``count``-th line containing ``needle``."""
+    seen = []
+    for line in stream:
+        seen.append(line)
+        if needle in line:
+            count -= 1
+            if count == 0:
+                return seen
+    raise AssertionError(f"{needle!r} never came: {''.join(seen)[-2000:]}")
+
+
+@pytest.mark.timeout(120)
+def test_two_replicas_under_leader_elect_hand_over_without_overlap(
+    tmp_path: Path, api_server: ApiServer
+) -> None:
+    for i in range(5):
+        api_server.create("configmaps", {"metadata": {"name": f"cm-{i}", "namespace": "default"}})
+    kubeconfig = api_server.write_kubeconfig(tmp_path / "kubeconfig")
+    path = _write(tmp_path / "elected.py", ELECTED)
+    first = _replica(path, kubeconfig)
+    second: subprocess.Popen[str] | None = None
+    try:
+        assert first.stdout is not None
+        assert first.stderr is not None
+        led = _wait_line(first.stdout, "end")  # the first one leads and reconciles
+        second = _replica(path, kubeconfig)
+        assert second.stdout is not None
+        assert second.stderr is not None
+        _wait_line(second.stderr, "standing for leader election")  # synced: a warm standby
+        first.send_signal(signal.SIGTERM)
+        first_out, first_err = _finish(first)
+        assert first.returncode == 0, first_err
+        taken = _wait_line(second.stdout, "end", 5)  # the standby took over, all five
+        second.send_signal(signal.SIGTERM)
+        second_out, second_err = _finish(second)
+        assert second.returncode == 0, second_err
+    finally:
+        _reap(first)
+        _reap(second)
+    intervals: dict[str, list[tuple[float, float]]] = {}
+    begun: dict[tuple[str, str], float] = {}
+    lines = [*led, *first_out.splitlines(), *taken, *second_out.splitlines()]
+    for line in lines:
+        what, pid, name, at = line.split()
+        if what == "begin":
+            begun[(pid, name)] = float(at)
+        else:
+            intervals.setdefault(pid, []).append((begun.pop((pid, name)), float(at)))
+    assert len(intervals) == 2
+    (a, a_runs), (b, b_runs) = intervals.items()
+    assert len(b_runs) >= 5  # the standby reconciled every object from its cache
+    for a_begin, a_end in a_runs:
+        for b_begin, b_end in b_runs:
+            assert a_end < b_begin or b_end < a_begin, (a, b)
