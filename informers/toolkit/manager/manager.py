@@ -28,8 +28,10 @@ the shard Lease last; the endpoints close after that.
 
 **Leadership lost** (the renew deadline passed): the leader runnables are
 stopped at once (a controller's reconcile contexts see their stop event
-set), within the election's stop margin, and the manager stops:
-:meth:`Manager.run` returns and :attr:`Manager.leadership_lost` is true. A
+set), within the election's stop margin, and a stop is requested:
+:meth:`Manager.run` stops everything and returns, with
+:attr:`Manager.leadership_lost` true (after :meth:`Manager.start`, call
+:meth:`Manager.stop` yourself when it turns true). A
 replica that lost must not lead again in the same process (client-go's
 advice): restart it.
 

@@ -287,3 +287,17 @@ def test_two_replicas_under_leader_elect_hand_over_without_overlap(
     for a_begin, a_end in a_runs:
         for b_begin, b_end in b_runs:
             assert a_end < b_begin or b_end < a_begin, (a, b)
+
+
+def test_a_module_name_is_imported(
+    tmp_path: Path, api_server: ApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api_server.create("configmaps", {"metadata": {"name": "one", "namespace": "default"}})
+    kubeconfig = api_server.write_kubeconfig(tmp_path / "kubeconfig")
+    package = tmp_path / "mycontrollers"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    _write(package / "oneshot.py", ONE_SHOT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = ["run", "mycontrollers.oneshot", "--kubeconfig", str(kubeconfig), *NO_PROBES]
+    assert main([*args, "--log-level", "error"]) == 0
