@@ -346,9 +346,6 @@ class LeaderElector:
         """Attempt until acquired (the local time the winning attempt
         started) or ``stop`` is set (``None``)."""
         config, candidate = self._config, self._candidate
-        with self._lock:
-            # start()'s own stop event is also set with the nudge (stop()).
-            nudge = self._nudge if stop is self._stop_event else None
         log.info("%s is trying to acquire lease %s", config.identity, self._name)
         while not stop.is_set():
             started = self._clock.now()
@@ -360,6 +357,9 @@ class LeaderElector:
             expiry, now = candidate.expires_at(), self._clock.now()
             if expiry is not None and now < expiry < now + delay:
                 delay = expiry - now  # try exactly when the holder's record expires
+            with self._lock:
+                # start()'s own stop event comes with the nudge (stop() sets both).
+                nudge = self._nudge if stop is self._stop_event else None
             if nudge is None:
                 if self._clock.wait(stop, delay):
                     break
