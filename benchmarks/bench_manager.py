@@ -5,8 +5,9 @@ Two replicas under leader election (the Manager's warm standby): both sync
 reconciles. The figure is the time from the leader being told to stop
 (``manager.stop()``: its controller stops, its informers stop, it releases
 the Lease) to the standby's first reconcile --
-the standby's election attempt (every ``--retry`` seconds, jittered) plus
-its controller starting on caches it already has, **without a new list**.
+the standby's election attempt plus its controller's workers starting on a
+queue its warmed-up sources filled from caches it already has, **without a
+new list**.
 
 Measured side by side in the same run: a cold start, a fresh manager on a
 free Lease from ``start()`` to its first reconcile -- the initial list of
@@ -22,9 +23,11 @@ The durations are client-go's (lease 15 s, renew 10 s, retry 2 s; scaled by
 ``--retry``). A standby alone would notice the released Lease only at its
 next attempt, ``retry`` to ``2.2 * retry`` later; the manager's release watch
 (:mod:`informers.toolkit.manager._release_watch`) makes it try the moment the
-release arrives, so the retry period drops out of the figure. What is left
-is the election request and the controller's start on warm caches (its
-source queues every cached object before the workers start).
+release arrives, so the retry period drops out of the figure; and the
+standby's controllers are warmed up (``Controller.warm_up``: their sources
+queued every cached object while standing by), so leading only starts the
+workers. What is left is the leader's stop, the release, one election
+request and the first worker's start.
 """
 
 from __future__ import annotations

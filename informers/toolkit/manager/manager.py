@@ -14,9 +14,10 @@ the shard Lease, if any; the informers of :attr:`Manager.factory`, waiting
 for their caches to sync (with the collector paused, then the heap frozen:
 see ``gc_policy``); the runnables that do not need leadership; then the
 others -- at once without leader election, else once this replica wins the
-election. A replica that is not leading keeps its informers synced (warm
-standby): when it wins, its controllers start from the caches it already
-has, without a new list.
+election. A replica that is not leading keeps its informers synced and its
+controllers warmed up (warm standby: their sources have queued every cached
+object; only the workers wait): when it wins, its workers start on a full
+queue, without a new list.
 
 **Stop order** (:meth:`Manager.stop`), all bounded by
 ``graceful_shutdown_timeout``: the leader runnables, in reverse (a
@@ -203,6 +204,11 @@ class Manager:
         before the liveness check turns red.
     :param reflector_config: the factory's reflector settings (e.g. the
         watchdog bound, ``watch_progress_timeout``).
+    :param warm_standby: with leader election, a replica that does not
+        lead warms its leader runnables up: a controller's sources start and
+        fill its queue (:meth:`~informers.toolkit.runtime.Controller.warm_up`),
+        and only its workers wait for leadership, so the first reconcile
+        follows the election at once.
     :param watch_lease: with leader election on a
         :class:`~informers.toolkit.leaderelection.LeaseLock`, watch the Lease and
         try to acquire it the moment the leader releases it, rather than at
@@ -235,6 +241,7 @@ class Manager:
         backoff_bound: float = DEFAULT_BACKOFF_BOUND,
         reflector_config: ReflectorConfig | None = None,
         watch_lease: bool = True,
+        warm_standby: bool = True,
     ) -> None:
         if not (math.isfinite(graceful_shutdown_timeout) and graceful_shutdown_timeout >= 0):
             raise ValueError(
@@ -251,6 +258,7 @@ class Manager:
             self.api_client, namespace, reflector_config=reflector_config
         )
         self._graceful = float(graceful_shutdown_timeout)
+        self._warm_standby = warm_standby
         self._sync_timeout = cache_sync_timeout
         self._gc_policy = gc_policy
         self._shard_lease = shard_lease
@@ -312,6 +320,7 @@ class Manager:
         self._entries: list[_Entry] = []
         self._running: list[_Entry] = []  # non-leader runnables started
         self._leading_entries: list[_Entry] = []  # leader runnables started this term
+        self._warmed: list[_Entry] = []  # leader runnables warmed up (warm standby)
         self._leadership_lost = False
         self._signal: int | None = None
         #: Set to make run() return (a signal, leadership lost, request_stop()).
@@ -470,6 +479,8 @@ class Manager:
                 return
             others = [e for e in self._entries if not e.needs_leader or self._elector is None]
         self._start_group(others, self._running)
+        if self._elector is not None and self._warm_standby:
+            self._warm_up([e for e in self._entries if e.needs_leader])
         with self._lock:
             if self._state != _STARTING:
                 return
@@ -531,6 +542,20 @@ class Manager:
                 into.append(entry)
             log.info("manager: starting %s", entry.name)
             entry.runnable.start()
+
+    def _warm_up(self, entries: list[_Entry]) -> None:
+        """Warm up the leader runnables that can (a ``warm_up()`` method):
+        their sources fill their queues before this replica leads."""
+        for entry in entries:
+            warm_up = getattr(entry.runnable, "warm_up", None)
+            if not callable(warm_up):
+                continue
+            with self._lock:
+                if self._state in (_STOPPING, _STOPPED):
+                    return
+                self._warmed.append(entry)
+            warm_up()
+            log.info("manager: %s warmed up (sources started; workers wait to lead)", entry.name)
 
     def _stop_group(self, entries: list[_Entry], deadline: float) -> None:
         for entry in reversed(entries):
@@ -607,6 +632,8 @@ class Manager:
             self._release_watch.stop()
         with self._lock:
             running = list(self._running)
+            warmed = list(self._warmed)
+        self._stop_group(warmed, deadline)  # warmed, never led (idempotent for the others)
         self._stop_group(running, deadline)
         self.factory.shutdown()
         if self._elector is not None and self._release_lease:

@@ -18,7 +18,7 @@ from informers import Manager
 from informers.errors import InformerStateError
 from informers.testing.apiserver import Access, ApiServer
 from informers.toolkit.leaderelection import LeaderElectionConfig, LeaseLock
-from informers.toolkit.runtime import InformerSource, Request, current_context
+from informers.toolkit.runtime import Controller, InformerSource, Request, current_context
 
 TOKENS = {"token-a": "a", "token-b": "b"}
 HEADER = "X-Replica"
@@ -98,8 +98,14 @@ def _manager(api_server: ApiServer, replica: str, overlap: Overlap) -> Manager:
     def reconcile(request: Request) -> None:
         overlap.reconcile(replica, request)
 
-    manager.controller("cm", reconcile, [InformerSource(manager.factory.configmaps())])
+    controllers[replica] = manager.controller(
+        "cm", reconcile, [InformerSource(manager.factory.configmaps())]
+    )
     return manager
+
+
+#: The controller of each replica made by _manager.
+controllers: dict[str, Controller] = {}
 
 
 def _seed(api_server: ApiServer, n: int) -> None:
@@ -124,6 +130,9 @@ def test_the_standby_takes_over_warm_and_they_never_reconcile_together(
             assert overlap.first["a"].wait(20)
             assert b.factory.configmaps().has_synced()
             assert not b.leading.is_set()
+            # Warm: b's controller queued every cached object; its workers wait.
+            assert len(controllers["b"].queue) == 50
+            assert not controllers["b"].is_running()
             lists_before = requests.count("b", "list", "configmaps")
             assert lists_before == 1
             a.stop()  # releases the Lease last
