@@ -300,7 +300,8 @@ class Controller:
         # may also go starting → stopping/stopped; warm_up goes new → warm,
         # and start then warm → starting); never back.
         self._state = _NEW
-        # The sources warm_up() started (set once, before start() reads it).
+        # The sources warm_up() started, a prefix of _sources (set once,
+        # before start() reads it).
         self._warmed: tuple[Source, ...] = ()
         self._threads: list[threading.Thread] = []
         self._live_workers = 0  # worker threads inside their loop
@@ -385,13 +386,12 @@ class Controller:
                 raise InformerStateError(f"controller {self._name}: already {self._state}")
             self._state = _STARTING
         log.info("controller %s: starting %d source(s)", self._name, len(self._sources))
-        started: list[Source] = []
+        started: list[Source] = list(self._warmed)  # warm_up() started and synced these
         try:
-            for source in self._sources:
+            for source in self._sources[len(self._warmed) :]:
                 if self._stop_requested():
                     break
-                if source not in self._warmed:  # (warm_up() started it: synced already)
-                    source.start(self._queue)
+                source.start(self._queue)
                 started.append(source)
                 if not source.wait_synced(self._sync_timeout) and not self._stop_requested():
                     raise CacheSyncTimeoutError({source.name: self._not_synced_reason(source)})
