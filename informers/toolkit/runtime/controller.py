@@ -386,9 +386,9 @@ class Controller:
                 raise InformerStateError(f"controller {self._name}: already {self._state}")
             self._state = _STARTING
         log.info("controller %s: starting %d source(s)", self._name, len(self._sources))
-        started: list[Source] = list(self._warmed)  # warm_up() started and synced these
+        started: list[Source] = []
         try:
-            for source in self._sources[len(self._warmed) :]:
+            for source in self._sources[len(self._warmed) :]:  # warm_up() started the others
                 if self._stop_requested():
                     break
                 source.start(self._queue)
@@ -443,7 +443,7 @@ class Controller:
 
     def _abort_start(self, started: list[Source]) -> None:
         self._stop_event.set()
-        for source in reversed(started):
+        for source in reversed([*self._warmed, *started]):
             try:
                 source.stop(5.0)
             except Exception:
