@@ -18,6 +18,12 @@ Run:
 
     PYTHONPATH=. python benchmarks/bench_manager.py [--n 10000] [--rounds 3] [--retry 2]
     python -m pytest benchmarks/bench_manager.py --benchmark-enable   # a small smoke run
+    PYTHONPATH=. python benchmarks/bench_manager.py --sync-vs-lightkube 100000 --rounds 1
+
+The last compares a 100k-pod sync through the Manager (its collector
+policy: the collector paused during the sync, the heap frozen after) with
+ours plain and with lightkube (``benchmarks/compare.py`` has the same row
+among all its peers).
 
 The durations are client-go's (lease 15 s, renew 10 s, retry 2 s; scaled by
 ``--retry``). A standby alone would notice the released Lease only at its
@@ -180,13 +186,49 @@ def test_warm_failover_smoke() -> None:
     assert figures["warm"] > 0
 
 
+def sync_vs_lightkube(n: int, rounds: int) -> dict[str, float]:
+    """Seconds to a synced cache of ``n`` pods (medians, interleaved):
+    ours plain, ours through the Manager (its collector policy) and
+    lightkube, with ``benchmarks.compare``'s contenders and its emulator in
+    a child process."""
+    import tempfile
+
+    from benchmarks import compare
+    from benchmarks.bench_informer import RemoteServer, sync_floor, sync_ours
+
+    figures: dict[str, list[float]] = {"ours": [], "manager": [], "lightkube": []}
+    with tempfile.TemporaryDirectory() as tmp, RemoteServer(watch_buffer_size=1000) as server:
+        server.fill(n)
+        sync_floor(server, n)  # warm the emulator's per-object JSON
+        kubeconfig = compare.write_kubeconfig(server.url, Path(tmp))
+        for _ in range(rounds):
+            figures["ours"].append(sync_ours(server, n).elapsed)
+            figures["manager"].append(compare.sync_manager(server, n))
+            figures["lightkube"].append(
+                compare._timed(lambda cache: compare._fill_lightkube(kubeconfig, cache), n)
+            )
+    return {name: statistics.median(values) for name, values in figures.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000, help="pods (default 10000)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds, medians (default 3)")
     parser.add_argument("--retry", type=float, default=2.0, help="retry period, s (default 2)")
+    parser.add_argument(
+        "--sync-vs-lightkube",
+        type=int,
+        metavar="N",
+        help="instead: sync N pods plain, through the Manager, and with lightkube",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
+    if args.sync_vs_lightkube:
+        synced = sync_vs_lightkube(args.sync_vs_lightkube, args.rounds)
+        print(f"pods: {args.sync_vs_lightkube}, rounds: {args.rounds} (medians)")
+        for name, seconds in synced.items():
+            print(f"{name:10s} {seconds:.2f} s  ({seconds / synced['lightkube']:.2f}x lightkube)")
+        return
     figures = run(args.n, args.rounds, args.retry)
     print(f"objects: {args.n}, rounds: {args.rounds}, retry period: {args.retry} s")
     print(f"cold start (list + sync + election + first reconcile): {figures['cold']:.3f} s")
