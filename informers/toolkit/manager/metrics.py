@@ -130,8 +130,12 @@ def install_informer_metrics(factory: SharedInformerFactory, registry: Any) -> N
     MERGE POINT (issue 27): the informer metrics (cache objects, list and
     watch requests, relists by cause, watchdog firings, seconds since the
     last event, registration backlog and lag, event-to-handler latency) are
-    built in another module, and the lead wires its Prometheus adapter here.
-    The manager calls this once, when it starts, with metrics enabled.
-    Until then it installs nothing.
+    built in another module (``informers.cache.prometheus`` on the
+    informer-metrics branch); the lead wires its adapter here, e.g. by
+    calling its ``install_informer_metrics(registry)`` (which makes the
+    provider the default of every informer started afterwards) or by
+    handing the provider to the factory. The manager calls this once, when
+    it starts, with metrics enabled, before any informer starts. Until then
+    it installs nothing.
     """
     del factory, registry
