@@ -20,7 +20,7 @@ from informers.testing.apiserver import Access, ApiServer
 from informers.toolkit.leaderelection import LeaderElectionConfig, LeaseLock
 from informers.toolkit.runtime import Controller, InformerSource, Request, current_context
 
-TOKENS = {"token-a": "a", "token-b": "b"}
+TOKENS = {"token-a": "a", "token-b": "b", "token-c": "c"}
 HEADER = "X-Replica"
 
 
@@ -49,8 +49,8 @@ class Overlap:
         self._lock = threading.Condition()
         self._inside: Counter[str] = Counter()
         self.violations = 0
-        self.reconciled: dict[str, set[str]] = {"a": set(), "b": set()}
-        self.first = {"a": threading.Event(), "b": threading.Event()}
+        self.reconciled: dict[str, set[str]] = {"a": set(), "b": set(), "c": set()}
+        self.first = {"a": threading.Event(), "b": threading.Event(), "c": threading.Event()}
 
     def reconcile(self, replica: str, request: Request) -> None:
         with self._lock:
@@ -144,6 +144,13 @@ def test_the_standby_takes_over_warm_and_they_never_reconcile_together(
             # b reconciles every object from the cache it already had.
             assert overlap.wait_reconciled("b", 50, 20)
             assert requests.count("b", "list", "configmaps") == lists_before  # no new list
+            # A third replica stands by, warmed up, and stops without ever leading.
+            c = _manager(api_server, "c", overlap)
+            c.start()
+            assert len(controllers["c"].queue) == 50
+            c.stop()
+            assert controllers["c"].stop_event.is_set()
+            assert overlap.reconciled["c"] == set()
             assert overlap.violations == 0
         finally:
             b.stop()
