@@ -83,8 +83,18 @@ def add_parser(sub: Any) -> None:
         "--leader-election-namespace",
         help="the namespace of the Lease (default: the pod's, else 'default')",
     )
-    parser.add_argument("--log-format", choices=("json", "text"), default="text")
-    parser.add_argument("--log-level", choices=_LEVELS, default="info")
+    parser.add_argument(
+        "--log-format",
+        choices=("json", "text"),
+        default="text",
+        help="log lines on stderr as text or one JSON object each (default text)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=_LEVELS,
+        default="info",
+        help="the least severe level logged (default info); debug also prints tracebacks",
+    )
     parser.add_argument(
         "--graceful-shutdown-timeout",
         type=positive_float,

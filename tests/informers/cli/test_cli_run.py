@@ -301,3 +301,13 @@ def test_a_module_name_is_imported(
     monkeypatch.syspath_prepend(str(tmp_path))
     args = ["run", "mycontrollers.oneshot", "--kubeconfig", str(kubeconfig), *NO_PROBES]
     assert main([*args, "--log-level", "error"]) == 0
+
+
+def test_a_bad_bind_address_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], api_server: ApiServer
+) -> None:
+    kubeconfig = api_server.write_kubeconfig(tmp_path / "kubeconfig")
+    path = _write(tmp_path / "ok.py", "def setup(manager):\n    pass\n")
+    args = ["run", str(path), "--kubeconfig", str(kubeconfig)]
+    assert main([*args, "--health-probe-bind-address", "8081"]) == 1
+    assert "bind address" in _one_line(capsys.readouterr().err)
