@@ -7,6 +7,8 @@ cache and every consumer: never mutate what the library hands you.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 # --- informer: lister-watcher, reflector, shared informer, factory ---
 from informers.cache.factory import SharedInformerFactory
 
@@ -111,7 +113,22 @@ from informers.wire.resources import Resource
 # --- label and field selectors (informers.wire.selectors) ---
 from informers.wire.selectors import FieldSelector, LabelSelector
 
+if TYPE_CHECKING:
+    # --- the process: informers, controllers, probes, metrics (informers.toolkit.manager) ---
+    from informers.toolkit.manager import Manager
+
 __version__ = "0.1.0.dev0"
+
+
+def __getattr__(name: str) -> Any:
+    # ``informers.Manager`` imports the controller toolkit on first use only,
+    # so ``import informers`` stays as light as the informers need.
+    if name == "Manager":
+        from informers.toolkit.manager import Manager  # noqa: PLC0415 - lazy on purpose
+
+        return Manager
+    raise AttributeError(f"module 'informers' has no attribute {name!r}")
+
 
 __all__ = [
     # errors
@@ -185,6 +202,8 @@ __all__ = [
     "SharedInformerFactory",
     "discover_resource",
     "wait_for_cache_sync",
+    # running controllers as a process
+    "Manager",
     # aborting requests in flight
     "RequestAborter",
     # the transport and the typed API errors

@@ -84,6 +84,8 @@ INFORMERS_ALL = {
     "SharedInformerFactory",
     "discover_resource",
     "wait_for_cache_sync",
+    # running controllers as a process
+    "Manager",
     # aborting requests in flight
     "RequestAborter",
     # the transport and the typed API errors
@@ -511,6 +513,32 @@ def test_informers_leaderelection_all_is_pinned() -> None:
     )
     for name in informers.toolkit.leaderelection.__all__:
         assert getattr(informers.toolkit.leaderelection, name) is not None, name
+
+
+MANAGER_ALL = {
+    "DEFAULT_BACKOFF_BOUND",
+    "SERVED_METRIC_NAMES",
+    "Check",
+    "CheckResult",
+    "FunctionRunnable",
+    "HealthChecks",
+    "InformerLiveness",
+    "InformersSynced",
+    "Manager",
+    "ManagerMetrics",
+    "Runnable",
+    "install_informer_metrics",
+    "run_check",
+}
+
+
+def test_informers_manager_all_is_pinned() -> None:
+    import informers.toolkit.manager
+
+    assert set(informers.toolkit.manager.__all__) == MANAGER_ALL
+    assert len(informers.toolkit.manager.__all__) == len(MANAGER_ALL)
+    for name in informers.toolkit.manager.__all__:
+        assert getattr(informers.toolkit.manager, name) is not None, name
 
 
 COMPACT_ALL = {

@@ -5,7 +5,8 @@ One module per subcommand, each with ``add_parser(sub)`` (which sets the
 ``run`` function its arguments go to): :mod:`~informers.cli.demo` (the whole
 platform against the embedded emulator), :mod:`~informers.cli.serve` (the
 emulator for kubectl), :mod:`~informers.cli.mirror` (kinds into SQL) and
-:mod:`~informers.cli.watch` (a kind's events live). Shared helpers live in
+:mod:`~informers.cli.watch` (a kind's events live) and :mod:`~informers.cli.run` (a
+controller as a process, under a manager). Shared helpers live in
 ``informers.cli._common``, exit codes in :mod:`informers.cli.exits`.
 """
 
@@ -15,7 +16,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from informers.cli import demo, mirror, serve, watch
+from informers.cli import demo, mirror, run, serve, watch
 from informers.cli._common import CommandError
 from informers.cli.exits import EXIT_INTERRUPTED
 
@@ -36,7 +37,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (demo, serve, mirror, watch):
+    for command in (demo, serve, mirror, watch, run):
         command.add_parser(sub)
     return parser
 

@@ -630,12 +630,17 @@ class Reflector:
         limit = self.config.watch_progress_timeout
         if limit:
             self._watchdog = ProgressWatchdog(
-                self._clock, limit, self._events_read, stream.stop, self.name
+                self._clock, limit, self.events_read, stream.stop, self.name
             )
             self._watchdog.start()
         return None
 
-    def _events_read(self) -> int:
+    def events_read(self) -> int:
+        """How many events (bookmarks included) this reflector has read from
+        its watches, ever: a counter that only grows. Read without a lock (a
+        stale value is one event behind); a health check that sees it stand
+        still while :attr:`state` is watching knows the watch delivers
+        nothing (see :mod:`informers.cache.reflector.watchdog`)."""
         return self._progress
 
     def _cancel_deadline(self) -> None:

@@ -213,6 +213,9 @@ class LeaderElector:
         self._thread: threading.Thread | None = None  # guarded by _lock: start()'s thread
         self._stop_event = threading.Event()  # guarded by _lock (replaced by start())
         self._done = threading.Event()  # guarded by _lock (replaced by start())
+        # Set by retry_now() (and stop()): a run begun by start() waits on it
+        # between acquisition attempts. Thread-safe on its own.
+        self._nudge = threading.Event()
         # Used by the running thread only:
         self._reported = ""  # the last holder passed to on_new_leader
         self._notifier: _Notifier | None = None
@@ -285,7 +288,15 @@ class LeaderElector:
             stop = self._stop_event if self._thread is not None else None
         if stop is not None:
             stop.set()
+            self._nudge.set()
         return self.join(timeout)
+
+    def retry_now(self) -> None:
+        """Make the next acquisition attempt of a run begun by :meth:`start`
+        happen now rather than after the retry period (e.g. a watch saw the
+        Lease released). No effect while leading, or on :meth:`run` with a
+        stop event of the caller's. Never blocks; thread-safe."""
+        self._nudge.set()
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` seconds for the thread :meth:`start` began
@@ -348,8 +359,15 @@ class LeaderElector:
             expiry, now = candidate.expires_at(), self._clock.now()
             if expiry is not None and now < expiry < now + delay:
                 delay = expiry - now  # try exactly when the holder's record expires
-            if self._clock.wait(stop, delay):
-                break
+            with self._lock:
+                # start()'s own stop event comes with the nudge (stop() sets both).
+                nudge = self._nudge if stop is self._stop_event else None
+            if nudge is None:
+                if self._clock.wait(stop, delay):
+                    break
+                continue
+            self._clock.wait(nudge, delay)
+            nudge.clear()  # a nudge from before this point is served by the next attempt
         return None
 
     def _lead(

@@ -102,6 +102,7 @@ BatchReconcileFunc: TypeAlias = Callable[
 ]
 
 _NEW, _STARTING, _RUNNING, _STOPPING, _STOPPED = "new", "starting", "running", "stopping", "stopped"
+_WARM = "warm"  # warm_up() started the sources; start() starts the workers
 
 
 #: Why a source whose informer nobody started cannot sync.
@@ -343,8 +344,12 @@ class Controller:
         self._cond = threading.Condition()
         # Guarded by _cond:
         # _state goes new → starting → running → stopping → stopped (start
-        # may also go starting → stopping/stopped); never back.
+        # may also go starting → stopping/stopped; warm_up goes new → warm,
+        # and start then warm → starting); never back.
         self._state = _NEW
+        # The sources warm_up() started, a prefix of _sources (set once,
+        # before start() reads it).
+        self._warmed: tuple[Source, ...] = ()
         self._threads: list[threading.Thread] = []
         self._live_workers = 0  # worker threads inside their loop
         self._launching = False  # start() is starting the worker threads
@@ -424,13 +429,13 @@ class Controller:
         while sources sync makes ``start`` return early without workers.
         """
         with self._cond:
-            if self._state != _NEW:
+            if self._state not in (_NEW, _WARM):
                 raise InformerStateError(f"controller {self._name}: already {self._state}")
             self._state = _STARTING
         self._logger.info("controller %s: starting %d source(s)", self._name, len(self._sources))
         started: list[Source] = []
         try:
-            for source in self._sources:
+            for source in self._sources[len(self._warmed) :]:  # warm_up() started the others
                 if self._stop_requested():
                     break
                 if isinstance(source, InformerSource):
@@ -492,7 +497,7 @@ class Controller:
 
     def _abort_start(self, started: list[Source]) -> None:
         self._stop_event.set()
-        for source in reversed(started):
+        for source in reversed([*self._warmed, *started]):
             try:
                 source.stop(5.0)
             except Exception:
@@ -574,6 +579,42 @@ class Controller:
             stop.wait()
         finally:
             self.stop()
+
+    def warm_up(self) -> None:
+        """Start the sources now, in order, each pushing its initial state
+        into the queue as :meth:`start` does, but not the workers; a later
+        :meth:`start` then only starts the workers, which find the queue
+        full. A standby replica under leader election warms up so that it
+        reconciles the moment it leads (controller-runtime's warm replicas).
+        Requests wait in the queue meanwhile (one entry per request, however
+        many events); :meth:`stop` before :meth:`start` drops them.
+
+        Blocks while the sources sync, like :meth:`start`, and raises as it
+        does (after stopping what was started; the controller is then
+        stopped); :class:`~informers.errors.InformerStateError` unless the
+        controller is new. A :meth:`stop` from another thread meanwhile
+        makes it return early.
+        """
+        with self._cond:
+            if self._state != _NEW:
+                raise InformerStateError(f"controller {self._name}: already {self._state}")
+            self._state = _WARM
+        started: list[Source] = []
+        try:
+            for source in self._sources:
+                if self.stop_event.is_set():
+                    return
+                source.start(self._queue)
+                started.append(source)
+                if not source.wait_synced(self._sync_timeout) and not self.stop_event.is_set():
+                    raise CacheSyncTimeoutError({source.name: self._not_synced_reason(source)})
+        except BaseException:
+            if self.stop_event.is_set():  # stopped meanwhile: stop() cleans up
+                return
+            self._abort_start(started)
+            raise
+        with self._cond:
+            self._warmed = tuple(started)
 
     # ------------------------------------------------------------------ idle point
 
