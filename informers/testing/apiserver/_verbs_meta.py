@@ -9,6 +9,7 @@ from typing import Any
 
 from informers.testing.apiserver import _discovery, _openapi, _status
 from informers.testing.apiserver._exchange import Reply, Request
+from informers.testing.apiserver._schema import openapi as _schema_openapi
 from informers.testing.apiserver._storage import Storage
 
 __all__ = ["MetaEndpoints"]
@@ -37,22 +38,34 @@ class MetaEndpoints:
         elif path in ("/healthz", "/readyz", "/livez"):
             reply.send(200, b"ok", "text/plain; charset=utf-8")
         elif path.startswith("/openapi/"):
-            self._openapi(reply, path)
+            self._openapi(reply, request)
         else:
             parts = path.strip("/").split("/")
+            if parts[0] == "apis" and len(parts) == 2:
+                group = _discovery.group_document(parts[1], storage.resources())
+                if group is None:
+                    raise _status.no_such_route()
+                reply.send_json(200, group)
+                return True
             if parts[0] == "api" and len(parts) == 2:
                 group_version = parts[1]
             elif parts[0] == "apis" and len(parts) == 3:
                 group_version = f"{parts[1]}/{parts[2]}"
             else:
                 return False
-            document = _discovery.resource_list_document(group_version, storage.resources())
+            document = _discovery.resource_list_document(
+                group_version, storage.resources(), storage.has_status_subresource
+            )
             if document is None:
                 raise _status.no_such_route()
             reply.send_json(200, document)
         return True
 
-    def _openapi(self, reply: Reply, path: str) -> None:
+    def _openapi(self, reply: Reply, request: Request) -> None:
+        path = request.path
+        if path == "/openapi/v2":
+            reply.send_json(200, _schema_openapi.v2_openapi(request, self._storage.resources()))
+            return
         if not path.startswith("/openapi/v3"):
             raise _status.no_such_route()
         resources = self._storage.resources()

@@ -209,5 +209,12 @@ def test_discovery_documents(server: ApiServer, http: urllib3.PoolManager) -> No
     assert pods["namespaced"] is True
 
 
-def test_openapi_v2_is_404(server: ApiServer, http: urllib3.PoolManager) -> None:
-    assert http.request("GET", f"{server.url}/openapi/v2").status == 404
+def test_openapi_v2_is_json_only(server: ApiServer, http: urllib3.PoolManager) -> None:
+    # kubectl asks for protobuf only and carries on without v2 on 406.
+    protobuf = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+    refused = http.request("GET", f"{server.url}/openapi/v2", headers={"Accept": protobuf})
+    assert refused.status == 406
+    assert json.loads(refused.data)["reason"] == "NotAcceptable"
+    served = http.request("GET", f"{server.url}/openapi/v2")
+    assert served.status == 200
+    assert json.loads(served.data)["swagger"] == "2.0"
