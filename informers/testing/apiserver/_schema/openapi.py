@@ -70,8 +70,23 @@ def schema_name(model: str) -> str:
         package = res.group.split(".", 1)[0] if res.group else "core"
         return f"io.k8s.api.{package}.{version}.{struct}"
     match = _PREFIX.match(model)
-    package = match.group(1).lower() if match is not None and match.group(1) else "core"
-    return f"io.k8s.api.{package}.{version}.{struct}"
+    if match is not None and match.group(1):
+        return f"io.k8s.api.{match.group(1).lower()}.{version}.{struct}"
+    return f"io.k8s.api.{_package_by_prefix(version, struct)}.{version}.{struct}"
+
+
+@functools.cache
+def _package_by_prefix(version: str, struct: str) -> str:
+    """The package of a type that is not a kind: that of the kind whose
+    name is the longest prefix of its own (``DeploymentSpec`` -> apps),
+    else core."""
+    best, package = 0, "core"
+    for model, res in _kind_models().items():
+        kind_version, kind = go_struct_name(model)
+        if kind_version == version and struct.startswith(kind) and len(kind) > best:
+            best = len(kind)
+            package = res.group.split(".", 1)[0] if res.group else "core"
+    return package
 
 
 def _scalar(ftype: FieldType) -> dict[str, Any]:
