@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from informers.testing.apiserver import ApiServer
 from informers.testing.apiserver._schema.fieldcheck import decode_json
+from informers.wire.resources import Resource
 
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
@@ -53,8 +54,8 @@ def _send(
     method: str,
     path: str,
     body: bytes | dict[str, Any],
-    query: str = "",
     *,
+    query: str = "",
     content_type: str = "application/json",
 ) -> urllib3.BaseHTTPResponse:
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -143,7 +144,7 @@ def test_type_mismatch_is_400_in_every_mode(
     message: str,
 ) -> None:
     query = f"?fieldValidation={mode}" if mode else ""
-    response = _send(http, server, "POST", DEPLOYMENTS, _deployment(**change), query)
+    response = _send(http, server, "POST", DEPLOYMENTS, _deployment(**change), query=query)
     assert response.status == 400
     status = json.loads(response.data)
     assert status["reason"] == "BadRequest"
@@ -186,7 +187,7 @@ def test_valid_shapes_pass_strict(
     body = _deployment(**change)
     if body["spec"].get("template") is None:
         body["spec"]["template"] = _deployment()["spec"]["template"]
-    response = _send(http, server, "POST", DEPLOYMENTS, body, "?fieldValidation=Strict")
+    response = _send(http, server, "POST", DEPLOYMENTS, body, query="?fieldValidation=Strict")
     assert response.status == 201, (label, response.data)
     assert "Warning" not in response.headers
 
@@ -209,7 +210,7 @@ UNKNOWN = [
 
 def test_strict_names_every_unknown_field(server: ApiServer, http: urllib3.PoolManager) -> None:
     response = _send(
-        http, server, "POST", DEPLOYMENTS, _with_unknown_fields(), "?fieldValidation=Strict"
+        http, server, "POST", DEPLOYMENTS, _with_unknown_fields(), query="?fieldValidation=Strict"
     )
     assert response.status == 400
     message = json.loads(response.data)["message"]
@@ -224,7 +225,7 @@ def test_warn_drops_unknown_fields_with_warnings(
     server: ApiServer, http: urllib3.PoolManager, mode: str
 ) -> None:
     query = f"?fieldValidation={mode}" if mode else ""
-    response = _send(http, server, "POST", DEPLOYMENTS, _with_unknown_fields(), query)
+    response = _send(http, server, "POST", DEPLOYMENTS, _with_unknown_fields(), query=query)
     assert response.status == 201
     warnings = response.headers["Warning"]
     for message in UNKNOWN:
@@ -237,11 +238,9 @@ def test_warn_drops_unknown_fields_with_warnings(
     assert "imagee" not in stored["spec"]["template"]["spec"]["containers"][0]
 
 
-def test_ignore_drops_unknown_fields_silently(
-    server: ApiServer, http: urllib3.PoolManager
-) -> None:
+def test_ignore_drops_unknown_fields_silently(server: ApiServer, http: urllib3.PoolManager) -> None:
     response = _send(
-        http, server, "POST", DEPLOYMENTS, _with_unknown_fields(), "?fieldValidation=Ignore"
+        http, server, "POST", DEPLOYMENTS, _with_unknown_fields(), query="?fieldValidation=Ignore"
     )
     assert response.status == 201
     assert "Warning" not in response.headers
@@ -250,7 +249,7 @@ def test_ignore_drops_unknown_fields_silently(
 
 def test_duplicate_fields(server: ApiServer, http: urllib3.PoolManager) -> None:
     raw = b'{"metadata": {"name": "a", "name": "b", "labels": {"x": "1"}}, "data": {"k": "v"}}'
-    strict = _send(http, server, "POST", CONFIGMAPS, raw, "?fieldValidation=Strict")
+    strict = _send(http, server, "POST", CONFIGMAPS, raw, query="?fieldValidation=Strict")
     assert strict.status == 400
     assert json.loads(strict.data)["message"] == (
         'ConfigMap in version "v1" cannot be handled as a ConfigMap: '
@@ -274,7 +273,7 @@ def test_put_and_patch_are_checked(server: ApiServer, http: urllib3.PoolManager)
         "PATCH",
         f"{CONFIGMAPS}/c",
         {"spec": {"x": 1}},
-        "?fieldValidation=Strict",
+        query="?fieldValidation=Strict",
         content_type="application/merge-patch+json",
     )
     assert patch.status == 400
@@ -285,7 +284,6 @@ def test_put_and_patch_are_checked(server: ApiServer, http: urllib3.PoolManager)
         "PATCH",
         f"{CONFIGMAPS}/c",
         {"spec": {"x": 1}, "data": {"b": "2"}},
-        "",
         content_type="application/merge-patch+json",
     )
     assert warned.status == 200
@@ -296,7 +294,7 @@ def test_put_and_patch_are_checked(server: ApiServer, http: urllib3.PoolManager)
 
 def test_bad_directive_is_422(server: ApiServer, http: urllib3.PoolManager) -> None:
     response = _send(
-        http, server, "POST", CONFIGMAPS, {"metadata": {"name": "c"}}, "?fieldValidation=Loud"
+        http, server, "POST", CONFIGMAPS, {"metadata": {"name": "c"}}, query="?fieldValidation=Loud"
     )
     assert response.status == 422
     status = json.loads(response.data)
@@ -305,8 +303,6 @@ def test_bad_directive_is_422(server: ApiServer, http: urllib3.PoolManager) -> N
 
 
 def test_custom_resources_are_not_checked(server: ApiServer, http: urllib3.PoolManager) -> None:
-    from informers.wire.resources import Resource
-
     server.register_resource(Resource("example.com", "v1", "widgets", "Widget"))
     response = _send(
         http,
@@ -314,7 +310,7 @@ def test_custom_resources_are_not_checked(server: ApiServer, http: urllib3.PoolM
         "POST",
         "/apis/example.com/v1/namespaces/default/widgets",
         {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "x": 1},
-        "?fieldValidation=Strict",
+        query="?fieldValidation=Strict",
     )
     assert response.status == 201
 

@@ -207,13 +207,9 @@ def test_get_group_answers_the_api_group(server: ApiServer, http: urllib3.PoolMa
     assert http.request("GET", f"{server.url}/apis/nothing.example.com").status == 404
 
 
-def test_discovery_names_status_subresources(
-    server: ApiServer, http: urllib3.PoolManager
-) -> None:
+def test_discovery_names_status_subresources(server: ApiServer, http: urllib3.PoolManager) -> None:
     for res in EXTRA_RESOURCES:
-        document = json.loads(
-            http.request("GET", f"{server.url}{res.api_prefix}").data
-        )
+        document = json.loads(http.request("GET", f"{server.url}{res.api_prefix}").data)
         names = {entry["name"]: entry for entry in document["resources"]}
         entry = names[res.plural]
         assert entry["namespaced"] is res.namespaced
@@ -255,9 +251,7 @@ def test_service_delete_answers_the_service(server: ApiServer) -> None:
 def test_delete_held_by_finalizers_answers_the_object(
     server: ApiServer, http: urllib3.PoolManager
 ) -> None:
-    server.create(
-        "configmaps", {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
-    )
+    server.create("configmaps", {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}})
     response = http.request("DELETE", f"{server.url}/api/v1/namespaces/default/configmaps/held")
     assert response.status == 200
     answer = json.loads(response.data)
@@ -297,8 +291,12 @@ def test_create_from_yaml(server: ApiServer, tmp_path: Path) -> None:
     manifest = tmp_path / "app.yaml"
     docs = [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "app"}},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "app"},
-         "rules": _RULES},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "app"},
+            "rules": _RULES,
+        },
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "RoleBinding",

@@ -41,9 +41,7 @@ def _refs(node: Any) -> Iterator[str]:
             yield from _refs(item)
 
 
-def test_v3_documents_carry_the_kinds_schemas(
-    server: ApiServer, http: urllib3.PoolManager
-) -> None:
+def test_v3_documents_carry_the_kinds_schemas(server: ApiServer, http: urllib3.PoolManager) -> None:
     index = json.loads(http.request("GET", f"{server.url}/openapi/v3").data)
     for key, entry in index["paths"].items():
         document = json.loads(http.request("GET", f"{server.url}{entry['serverRelativeURL']}").data)
