@@ -696,6 +696,11 @@ def _decode_unknown(data: memoryview) -> dict[str, Any]:
         raise UnsupportedMediaError(f"protobuf content encoding {encoding!r} is not supported")
     schema = _SCHEMAS.get((api_version, kind))
     if schema is None:
+        # The other imperative kinds, in their own module (it imports this one).
+        from informers.testing.apiserver._protobuf_kinds import SCHEMAS  # noqa: PLC0415
+
+        schema = SCHEMAS.get((api_version, kind))
+    if schema is None:
         shown = f"{api_version}/{kind}" if api_version or kind else "an object without a kind"
         raise UnsupportedMediaError(
             f"protobuf bodies of {shown} are not supported by this server; send application/json"

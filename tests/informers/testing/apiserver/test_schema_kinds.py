@@ -373,3 +373,73 @@ def test_kubectl_create_get_delete(kubectl: Any, plural: str) -> None:
     got = json.loads(kubectl("get", f"{res.plural}.{res.group}", "k", "-o", "json"))
     assert got["kind"] == res.kind
     assert "deleted" in kubectl("delete", f"{res.plural}.{res.group}", "k")
+
+
+#: Imperative creates (kubectl sends these as protobuf) and what they store.
+IMPERATIVE = [
+    (
+        ("create", "role", "r", "--verb=get,list", "--resource=pods", "--resource-name=x"),
+        "roles.rbac.authorization.k8s.io/r",
+        {
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resourceNames": ["x"],
+                    "resources": ["pods"],
+                    "verbs": ["get", "list"],
+                }
+            ]
+        },
+    ),
+    (
+        ("create", "clusterrole", "agg", "--aggregation-rule=a=b"),
+        "clusterroles.rbac.authorization.k8s.io/agg",
+        {"aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"a": "b"}}]}},
+    ),
+    (
+        ("create", "rolebinding", "rb", "--role=r", "--serviceaccount=default:default"),
+        "rolebindings.rbac.authorization.k8s.io/rb",
+        {
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+            "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "default"}],
+        },
+    ),
+    (
+        ("create", "clusterrolebinding", "crb", "--clusterrole=c", "--user=al"),
+        "clusterrolebindings.rbac.authorization.k8s.io/crb",
+        {
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "c",
+            },
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "al"}],
+        },
+    ),
+    (
+        ("create", "priorityclass", "lo", "--value=-5", "--preemption-policy=Never"),
+        "priorityclasses.scheduling.k8s.io/lo",
+        {"value": -5, "preemptionPolicy": "Never"},
+    ),
+    (
+        ("create", "pdb", "p", "--selector=a=b", "--max-unavailable=50%"),
+        "poddisruptionbudgets.policy/p",
+        {"spec": {"maxUnavailable": "50%", "selector": {"matchLabels": {"a": "b"}}}},
+    ),
+    (
+        ("create", "quota", "q", "--hard=pods=10,cpu=1.5", "--scopes=BestEffort"),
+        "resourcequotas/q",
+        {"spec": {"hard": {"cpu": "1500m", "pods": "10"}, "scopes": ["BestEffort"]}},
+    ),
+]
+
+
+@pytest.mark.kubectl
+@pytest.mark.parametrize(("args", "name", "fields"), IMPERATIVE, ids=lambda v: str(v)[:30])
+def test_kubectl_imperative_create(
+    kubectl: Any, args: tuple[str, ...], name: str, fields: dict[str, Any]
+) -> None:
+    kubectl(*args)
+    got = json.loads(kubectl("get", name, "-o", "json"))
+    for key, value in fields.items():
+        assert got[key] == value
