@@ -2,8 +2,9 @@
 commands send (``create role|clusterrole|rolebinding|clusterrolebinding|
 priorityclass|poddisruptionbudget|quota``), from the field numbers of
 k8s.io/api's ``generated.proto`` (rbac/v1, scheduling/v1, policy/v1,
-core/v1). :mod:`._protobuf` looks kinds up here when its own table has
-none; the same rules apply (an unknown field with data is refused).
+core/v1). The body decoder hands them to :func:`._protobuf.decode_object`
+beside its own table; the same rules apply (an unknown field with data is
+refused).
 Immutable; thread-safe."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import Any
 from informers.testing.apiserver import _patch, _status
 from informers.testing.apiserver._apply import endpoint as _endpoint
 from informers.testing.apiserver._exchange import Reply, Request, dry_run, field_manager
-from informers.testing.apiserver._schema import check_patched
+from informers.testing.apiserver._schema.hooks import check_patched
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import Storage
 from informers.testing.apiserver._verbs_write import WriteVerbs

@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from informers.testing.apiserver._exchange import Reply, Request, dry_run, field_manager
-from informers.testing.apiserver._schema import decode_checked
+from informers.testing.apiserver._schema.hooks import decode_checked
 from informers.testing.apiserver._storage import Storage
 from informers.wire.resources import Resource
 

@@ -32,6 +32,7 @@ __all__ = [
     "go_struct_name",
     "model_class",
     "model_type",
+    "split_type",
 ]
 
 #: JSON names of Go ``int64`` fields (every other integer is ``int32``).
@@ -194,17 +195,30 @@ def _scalar(type_name: str, json_name: str) -> FieldType | None:
     return None
 
 
-def _type_of(type_name: str, json_name: str) -> FieldType:
-    """The type a model's type string names (``json_name`` is the field's
-    JSON name, which decides the Go width of integers and the quantities)."""
+def split_type(type_name: str) -> tuple[str, str]:
+    """A model's type string taken apart, in either client generation's
+    spelling: ``("list", inner)`` for ``List[X]`` / ``list[X]``,
+    ``("map", inner)`` for ``Dict[str, X]`` / ``dict(str, X)``, else
+    ``("", type_name)`` (a scalar, ``object`` or a model name)."""
     type_name = type_name.strip()
     match = _LIST.match(type_name)
     if match is not None:
-        inner = _type_of(match.group(1), json_name)
-        return FieldType("list", f"[]{inner.go}", element=inner)
+        return "list", match.group(1).strip()
     match = _DICT.match(type_name)
     if match is not None:
-        inner = _type_of(match.group(1) or match.group(2), json_name)
+        return "map", (match.group(1) or match.group(2)).strip()
+    return "", type_name
+
+
+def _type_of(type_name: str, json_name: str) -> FieldType:
+    """The type a model's type string names (``json_name`` is the field's
+    JSON name, which decides the Go width of integers and the quantities)."""
+    container, type_name = split_type(type_name)
+    if container == "list":
+        inner = _type_of(type_name, json_name)
+        return FieldType("list", f"[]{inner.go}", element=inner)
+    if container == "map":
+        inner = _type_of(type_name, json_name)
         return FieldType("map", f"map[string]{inner.go}", element=inner)
     scalar = _scalar(type_name, json_name)
     if scalar is not None:
