@@ -23,7 +23,7 @@ import json
 from typing import Any
 
 from informers.testing.apiserver import _status
-from informers.testing.apiserver._schema.types import FieldType, go_struct_name
+from informers.testing.apiserver._schema.types import FieldType
 from informers.testing.apiserver._status import StatusError
 from informers.wire.resources import Resource
 
@@ -191,7 +191,7 @@ def _walk(  # noqa: PLR0917 - the recursion carries its position
         if not isinstance(node, dict):
             raise _TypeMismatchError(node, struct, path, ftype.go)
         fields = ftype.fields()
-        inner = go_struct_name(ftype.model)[1]
+        inner = ftype.struct
         prefix = f"{path}." if path else ""
         shown_prefix = f"{shown}." if shown else ""
         repeated = problems.duplicates.get(id(node)) if problems.duplicates else None
@@ -228,6 +228,56 @@ def _walk(  # noqa: PLR0917 - the recursion carries its position
     _check_scalar(node, ftype, struct, path)
 
 
+_STRINGS = frozenset({"string", "time", "bytes"})
+
+
+def _clean(node: Any, ftype: FieldType, *, top: bool = False) -> bool:
+    """Whether ``node`` matches ``ftype`` with nothing to report: a fast
+    walk that builds no paths (:func:`_walk` then finds what is wrong).
+    ``top``: the object itself, where ``apiVersion`` and ``kind`` are
+    allowed."""
+    kind = ftype.kind
+    if kind == "struct":
+        if type(node) is not dict:
+            return False
+        fields = ftype.fields()
+        for key, value in node.items():
+            sub = fields.get(key)
+            if sub is None:
+                if top and key in ("apiVersion", "kind"):
+                    continue
+                return False
+            if value is not None and sub.kind != "any" and not _clean(value, sub):
+                return False
+        return True
+    if kind == "list":
+        if type(node) is not list:
+            return False
+        element = ftype.element()
+        if element.kind == "any":
+            return True
+        return all(item is None or _clean(item, element) for item in node)
+    if kind == "map":
+        if type(node) is not dict:
+            return False
+        element = ftype.element()
+        if element.kind == "any":
+            return True
+        return all(value is None or _clean(value, element) for value in node.values())
+    if kind in _STRINGS:
+        return type(node) is str
+    if kind == "integer":
+        low, high = _INT64 if ftype.go == "int64" else _INT32
+        return type(node) is int and low <= node <= high
+    if kind == "boolean":
+        return type(node) is bool
+    if kind == "number" or kind == "quantity":  # noqa: PLR1714 - distinct kinds
+        return type(node) in (int, float) or (kind == "quantity" and type(node) is str)
+    if kind == "int-or-string":
+        return type(node) in (int, str)
+    return True
+
+
 def _handled_as(resource: Resource, obj: dict[str, Any]) -> str:
     kind = obj.get("kind")
     api_version = obj.get("apiVersion")
@@ -253,8 +303,10 @@ def check_object(
     ``Strict`` for any unknown or duplicate field."""
     if kind_type.kind != "struct" or not isinstance(obj, dict):
         return []
+    if not duplicates and _clean(obj, kind_type, top=True):
+        return []  # the common case: nothing to report, no paths built
     problems = FieldProblems(duplicates)
-    struct = go_struct_name(kind_type.model)[1]
+    struct = kind_type.struct
     try:
         fields = kind_type.fields()
         for key in duplicates.get(id(obj), ()) if duplicates else ():

@@ -100,7 +100,7 @@ class FieldType:
     documentation where the client carries it.
     """
 
-    __slots__ = ("_element", "_fields", "description", "go", "kind", "model")
+    __slots__ = ("_element", "_fields", "description", "go", "kind", "model", "struct")
 
     def __init__(
         self,
@@ -115,6 +115,8 @@ class FieldType:
         self.kind = kind
         self.go = go
         self.model = model
+        #: the Go struct's name (``PodSpec``) of a struct, else ""
+        self.struct = go_struct_name(model)[1] if model else ""
         self._fields = fields
         self._element = element
         self.description = description

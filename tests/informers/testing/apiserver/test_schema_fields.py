@@ -15,7 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from informers.testing.apiserver import ApiServer
-from informers.testing.apiserver._schema.fieldcheck import decode_json
+from informers.testing.apiserver._schema.fieldcheck import STRICT, check_object, decode_json
+from informers.testing.apiserver._schema.kinds import kind_type
+from informers.testing.apiserver._status import StatusError
+from informers.wire.resources import DEPLOYMENTS as DEPLOYMENT_RESOURCE
 from informers.wire.resources import Resource
 
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
@@ -327,3 +330,49 @@ def test_decode_json_reports_exactly_the_repeated_keys(pairs: list[tuple[str, in
     repeated = [k for i, k in enumerate(keys) if k in keys[:i]]
     assert obj == dict(pairs)
     assert duplicates.get(id(obj), []) == list(dict.fromkeys(repeated))
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**40), max_value=2**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(_KEYS, inner, max_size=2),
+    max_leaves=4,
+)
+_PATHS = [
+    ("spec", "replicas"),
+    ("spec", "paused"),
+    ("spec", "selector"),
+    ("spec", "selector", "matchLabels"),
+    ("spec", "strategy", "rollingUpdate", "maxSurge"),
+    ("spec", "template", "spec", "containers"),
+    ("spec", "template", "spec", "terminationGracePeriodSeconds"),
+    ("metadata", "labels"),
+    ("metadata", "bogus"),
+    ("spec", "unknown"),
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(_PATHS), _JSON_VALUES)
+def test_fast_path_agrees_with_the_full_walk(path: tuple[str, ...], value: Any) -> None:
+    body = _deployment()
+    node = body
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = value
+    ftype = kind_type(DEPLOYMENT_RESOURCE)
+
+    def outcome(duplicates: dict[int, list[str]] | None) -> str:
+        try:
+            check_object(
+                DEPLOYMENT_RESOURCE, ftype, json.loads(json.dumps(body)), STRICT, duplicates
+            )
+        except StatusError as exc:
+            return str(exc.body["message"])
+        return ""
+
+    # {0: []} is no duplicate at all but forces the walk that builds paths.
+    assert outcome(None) == outcome({0: []})
