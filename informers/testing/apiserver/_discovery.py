@@ -30,6 +30,7 @@ __all__ = [
     "core_versions_document",
     "group_document",
     "group_list_document",
+    "resource_entry",
     "resource_list_document",
     "version_document",
     "version_sort_key",
@@ -147,7 +148,8 @@ def _storage_version_hash(res: Resource) -> str:
     return base64.b64encode(digest[:8]).decode("ascii")
 
 
-def _resource_entry(res: Resource) -> dict[str, Any]:
+def resource_entry(res: Resource) -> dict[str, Any]:
+    """The ``APIResource`` of ``res`` in an ``APIResourceList``."""
     entry: dict[str, Any] = {
         "name": res.plural,
         "singularName": res.singular,
@@ -181,7 +183,7 @@ def resource_list_document(
     entries: dict[str, dict[str, Any]] = {}
     for res in resources:
         if res.group_version == group_version and res.plural not in entries:
-            entries[res.plural] = _resource_entry(res)
+            entries[res.plural] = resource_entry(res)
             if (has_status or _has_status_subresource)(res):
                 entries[f"{res.plural}/status"] = {
                     "name": f"{res.plural}/status",

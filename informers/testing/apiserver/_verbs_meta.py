@@ -5,9 +5,11 @@ OpenAPI v3. The documents are built by :mod:`._discovery` and
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from informers.testing.apiserver import _discovery, _openapi, _status
+from informers.testing.apiserver import _discovery, _openapi, _scale, _status
+from informers.testing.apiserver import _discovery_aggregated as _aggregated
 from informers.testing.apiserver._exchange import Reply, Request
 from informers.testing.apiserver._schema import openapi as _schema_openapi
 from informers.testing.apiserver._storage import Storage
@@ -31,6 +33,15 @@ class MetaEndpoints:
             return False
         if path == "/version":
             reply.send_json(200, _discovery.version_document())
+        elif path in ("/api", "/apis") and _aggregated.wants_aggregated(request.header("Accept")):
+            aggregated = _aggregated.discovery_document(
+                path == "/api",
+                storage.resources(),
+                storage.has_status_subresource,
+                _scale.SCALABLE.__contains__,
+            )
+            body = json.dumps(aggregated, separators=(",", ":")).encode()
+            reply.send(200, body, _aggregated.CONTENT_TYPE)
         elif path == "/api":
             reply.send_json(200, _discovery.core_versions_document())
         elif path == "/apis":

@@ -202,7 +202,12 @@ def test_discovery_documents(server: ApiServer, http: urllib3.PoolManager) -> No
         f"{server.url}/api",
         headers={"Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
     )
-    assert aggregated.headers["Content-Type"] == "application/json"
+    assert aggregated.headers["Content-Type"] == (
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    )
+    assert json.loads(aggregated.data)["kind"] == "APIGroupDiscoveryList"
+    plain = http.request("GET", f"{server.url}/api", headers={"Accept": "application/json"})
+    assert plain.headers["Content-Type"] == "application/json"
     v1 = json.loads(http.request("GET", f"{server.url}/api/v1").data)
     pods = next(r for r in v1["resources"] if r["name"] == "pods")
     assert pods["kind"] == "Pod"

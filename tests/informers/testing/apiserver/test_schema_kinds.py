@@ -443,3 +443,81 @@ def test_kubectl_imperative_create(
     got = json.loads(kubectl("get", name, "-o", "json"))
     for key, value in fields.items():
         assert got[key] == value
+
+
+_AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def test_aggregated_discovery(server: ApiServer, http: urllib3.PoolManager) -> None:
+    server.register_resource(
+        Resource("example.com", "v1", "widgets", "Widget", short_names=("wd",)),
+        status_subresource=True,
+    )
+    documents = []
+    for path in ("/api", "/apis"):
+        response = http.request(
+            "GET", f"{server.url}{path}", headers={"Accept": f"{_AGGREGATED},application/json"}
+        )
+        assert response.headers["Content-Type"] == _AGGREGATED
+        document = json.loads(response.data)
+        assert document["kind"] == "APIGroupDiscoveryList"
+        assert document["apiVersion"] == "apidiscovery.k8s.io/v2"
+        documents.append(document)
+    assert [item["metadata"]["name"] for item in documents[0]["items"]] == [""]
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for document in documents:
+        for item in document["items"]:
+            for version in item["versions"]:
+                for entry in version["resources"]:
+                    found[(item["metadata"]["name"], version["version"], entry["resource"])] = entry
+    for res in ALL_BUILTINS:
+        entry = found[(res.group, res.version, res.plural)]
+        assert entry["scope"] == ("Namespaced" if res.namespaced else "Cluster")
+        assert entry["responseKind"]["kind"] == res.kind
+        assert entry.get("shortNames", []) == list(res.short_names)
+    subresources = {s["subresource"] for s in found[("apps", "v1", "deployments")]["subresources"]}
+    assert subresources == {"status", "scale"}
+    widget = found[("example.com", "v1", "widgets")]
+    assert widget["shortNames"] == ["wd"]
+    assert [s["subresource"] for s in widget["subresources"]] == ["status"]
+    assert "subresources" not in found[("rbac.authorization.k8s.io", "v1", "roles")]
+    autoscaling = next(i for i in documents[1]["items"] if i["metadata"]["name"] == "autoscaling")
+    assert [v["version"] for v in autoscaling["versions"]] == ["v2", "v1"]
+
+
+def test_core_and_events_k8s_io_events_are_one_storage(
+    server: ApiServer, http: urllib3.PoolManager
+) -> None:
+    core = server.create(
+        "events",
+        {
+            "metadata": {"name": "e1"},
+            "involvedObject": {"kind": "Pod", "name": "web", "namespace": "default"},
+            "reason": "Started",
+            "message": "started",
+            "type": "Normal",
+            "count": 2,
+        },
+        "default",
+    )
+    v1_url = f"{server.url}/apis/events.k8s.io/v1/namespaces/default/events"
+    seen = json.loads(http.request("GET", f"{v1_url}/e1").data)
+    assert seen["apiVersion"] == "events.k8s.io/v1"
+    assert seen["note"] == "started"
+    assert seen["regarding"]["name"] == "web"
+    assert seen["deprecatedCount"] == 2
+    assert seen["metadata"]["uid"] == core["metadata"]["uid"]
+    assert seen["metadata"]["resourceVersion"] == core["metadata"]["resourceVersion"]
+    created = http.request(
+        "POST",
+        v1_url,
+        body=json.dumps({"metadata": {"name": "e2"}, **BODIES["events"]}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    assert created.status == 201
+    as_core = server.get("events", "e2", "default")
+    assert as_core["involvedObject"]["name"] == "p"
+    assert as_core["reportingComponent"] == "example.com/ctl"
+    assert as_core["action"] == "Scaled"
+    assert http.request("DELETE", f"{v1_url}/e2").status == 200
+    assert [e["metadata"]["name"] for e in server.list_objects("events", "default")] == ["e1"]
