@@ -41,7 +41,7 @@ _RENAMED = {
 }
 _SHARED = ("eventTime", "series", "action", "reason", "related", "type", "reportingInstance")
 _BACK = {new: old for old, new in _RENAMED.items()}
-_EMPTY = (None, "", {}, 0)
+_EMPTY: tuple[Any, ...] = (None, "", {}, 0)
 
 
 def to_events_v1(obj: dict[str, Any]) -> dict[str, Any]:
