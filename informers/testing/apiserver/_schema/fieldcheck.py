@@ -35,6 +35,7 @@ __all__ = [
     "FieldProblems",
     "check_object",
     "decode_json",
+    "is_clean",
     "validation_directive",
     "warning_header",
 ]
@@ -229,6 +230,12 @@ def _walk(  # noqa: PLR0917 - the recursion carries its position
 
 
 _STRINGS = frozenset({"string", "time", "bytes"})
+
+
+def is_clean(obj: Any, kind_type: FieldType) -> bool:
+    """Whether the object ``obj`` matches its ``kind_type`` with nothing to
+    report (no unknown field, no wrong type); builds no paths."""
+    return _clean(obj, kind_type, top=True)
 
 
 def _clean(node: Any, ftype: FieldType, *, top: bool = False) -> bool:

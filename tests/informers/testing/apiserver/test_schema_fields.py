@@ -376,3 +376,52 @@ def test_fast_path_agrees_with_the_full_walk(path: tuple[str, ...], value: Any) 
 
     # {0: []} is no duplicate at all but forces the walk that builds paths.
     assert outcome(None) == outcome({0: []})
+
+
+def test_apply_refuses_undeclared_fields_and_wrong_shapes(
+    server: ApiServer, http: urllib3.PoolManager
+) -> None:
+    body = _deployment(foo=1, replicas="x")
+    body["spec"]["template"]["spec"]["containers"][0]["imagee"] = "typo"
+    response = _send(
+        http,
+        server,
+        "PATCH",
+        f"{DEPLOYMENTS}/web",
+        body,
+        query="?fieldManager=me",
+        content_type="application/apply-patch+yaml",
+    )
+    assert response.status == 500
+    status = json.loads(response.data)
+    assert "reason" not in status  # the real server's unknown-reason Status
+    assert status["message"] == (
+        "failed to create typed patch object (apps/v1, Kind=Deployment): errors:\n"
+        "  .spec.replicas: expected numeric (int or float), got string\n"
+        '  .spec.template.spec.containers[name="c"].imagee: field not declared in schema\n'
+        "  .spec.foo: field not declared in schema"
+    )
+    assert server.list_objects("deployments", "default") == []
+    single = _send(
+        http,
+        server,
+        "PATCH",
+        f"{CONFIGMAPS}/c",
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "foo": 1},
+        query="?fieldManager=me",
+        content_type="application/apply-patch+yaml",
+    )
+    assert json.loads(single.data)["message"] == (
+        "failed to create typed patch object (/v1, Kind=ConfigMap): .foo: field not declared"
+        " in schema"
+    )
+    clean = _send(
+        http,
+        server,
+        "PATCH",
+        f"{DEPLOYMENTS}/web",
+        _deployment(),
+        query="?fieldManager=me",
+        content_type="application/apply-patch+yaml",
+    )
+    assert clean.status == 201
