@@ -51,9 +51,12 @@ _INT64_FIELDS = frozenset(
         "runAsGroup",
         "fsGroup",
         "supplementalGroups",
-        "value",
+        "uid",
+        "gid",
     }
 )
+#: (model, JSON name) of ``int32`` fields whose name is ``int64`` elsewhere.
+_INT32_EXCEPTIONS = frozenset({("V1CertificateSigningRequestSpec", "expirationSeconds")})
 #: JSON names of ``resource.Quantity`` fields (strings or maps of them).
 _QUANTITY_FIELDS = frozenset(
     {
@@ -181,9 +184,10 @@ def go_struct_name(model: str) -> tuple[str, str]:
     return match.group(1).lower(), match.group(2)
 
 
-def _scalar(type_name: str, json_name: str) -> FieldType | None:
+def _scalar(type_name: str, json_name: str, owner: str) -> FieldType | None:
     if type_name == "int":
-        go = "int64" if json_name in _INT64_FIELDS else "int32"
+        wide = json_name in _INT64_FIELDS and (owner, json_name) not in _INT32_EXCEPTIONS
+        go = "int64" if wide else "int32"
         return FieldType("integer", go)
     if type_name == "str" and json_name in _QUANTITY_FIELDS:
         return FieldType("quantity", "resource.Quantity")
@@ -212,17 +216,18 @@ def split_type(type_name: str) -> tuple[str, str]:
     return "", type_name
 
 
-def _type_of(type_name: str, json_name: str) -> FieldType:
+def _type_of(type_name: str, json_name: str, owner: str) -> FieldType:
     """The type a model's type string names (``json_name`` is the field's
-    JSON name, which decides the Go width of integers and the quantities)."""
+    JSON name in model ``owner``, which decide the Go width of integers and
+    the quantities)."""
     container, type_name = split_type(type_name)
     if container == "list":
-        inner = _type_of(type_name, json_name)
+        inner = _type_of(type_name, json_name, owner)
         return FieldType("list", f"[]{inner.go}", element=inner)
     if container == "map":
-        inner = _type_of(type_name, json_name)
+        inner = _type_of(type_name, json_name, owner)
         return FieldType("map", f"map[string]{inner.go}", element=inner)
-    scalar = _scalar(type_name, json_name)
+    scalar = _scalar(type_name, json_name, owner)
     if scalar is not None:
         return scalar
     return model_type(type_name)
@@ -267,7 +272,8 @@ def model_type(model: str) -> FieldType:
             json_name = names.get(attr)
             if json_name is None:
                 continue
-            out[json_name] = _type_of(type_name, json_name).with_description(docs.get(attr, ""))
+            found = _type_of(type_name, json_name, model)
+            out[json_name] = found.with_description(docs.get(attr, ""))
         return out
 
     doc = " ".join((cls.__doc__ or "").split("Attributes:")[0].split())
