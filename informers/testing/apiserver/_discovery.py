@@ -172,12 +172,14 @@ def resource_list_document(
     group_version: str,
     resources: Iterable[Resource],
     has_status: Callable[[Resource], bool] | None = None,
+    scalable: Callable[[Resource], bool] | None = None,
 ) -> dict[str, Any] | None:
     """The ``/api/v1`` or ``/apis/<group>/<version>`` answer
     (``APIResourceList``) for ``group_version`` (``"v1"``, ``"apps/v1"``), or
     ``None`` when none of ``resources`` is served there (the server answers
     404). Kinds with a status subresource (``has_status``; without it, the
-    built-in kinds that have one) also list ``<plural>/status``;
+    built-in kinds that have one) also list ``<plural>/status``; those
+    ``scalable`` says (without it, the built-in ones below) ``<plural>/scale``;
     deployments, replicasets, statefulsets and replicationcontrollers list
     ``<plural>/scale`` (an ``autoscaling/v1`` Scale)."""
     entries: dict[str, dict[str, Any]] = {}
@@ -192,7 +194,7 @@ def resource_list_document(
                     "kind": res.kind,
                     "verbs": ["get", "patch", "update"],
                 }
-            if res in SCALABLE:
+            if (scalable or SCALABLE.__contains__)(res):
                 entries[f"{res.plural}/scale"] = {
                     "name": f"{res.plural}/scale",
                     "singularName": "",

@@ -21,7 +21,7 @@ from typing import Any
 from informers.testing.apiserver._discovery import resource_entry, version_sort_key
 from informers.wire.resources import Resource
 
-__all__ = ["CONTENT_TYPE", "discovery_document", "wants_aggregated"]
+__all__ = ["CONTENT_TYPE", "crd_scale_keys", "discovery_document", "wants_aggregated"]
 
 #: The media type of an aggregated discovery answer.
 CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -43,6 +43,25 @@ def wants_aggregated(accept: str) -> bool:
         ):
             return True
     return False
+
+
+def crd_scale_keys(crds: Iterable[dict[str, Any]]) -> frozenset[tuple[str, str, str]]:
+    """``(group, version, plural)`` of every custom resource version whose
+    CustomResourceDefinition declares a ``scale`` subresource."""
+    found: set[tuple[str, str, str]] = set()
+    for crd in crds:
+        spec = crd.get("spec")
+        if not isinstance(spec, dict):
+            continue
+        group, names = spec.get("group"), spec.get("names")
+        plural = names.get("plural") if isinstance(names, dict) else None
+        for version in spec.get("versions") or ():
+            if not isinstance(version, dict):
+                continue
+            subresources = version.get("subresources")
+            if isinstance(subresources, dict) and "scale" in subresources:
+                found.add((str(group), str(version.get("name")), str(plural)))
+    return frozenset(found)
 
 
 def _resource(

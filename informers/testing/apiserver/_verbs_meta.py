@@ -6,6 +6,7 @@ OpenAPI v3. The documents are built by :mod:`._discovery` and
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from informers.testing.apiserver import _discovery, _openapi, _scale, _status
@@ -13,6 +14,7 @@ from informers.testing.apiserver import _discovery_aggregated as _aggregated
 from informers.testing.apiserver._exchange import Reply, Request
 from informers.testing.apiserver._schema import openapi as _schema_openapi
 from informers.testing.apiserver._storage import Storage
+from informers.wire.resources import CUSTOMRESOURCEDEFINITIONS, Resource
 
 __all__ = ["MetaEndpoints"]
 
@@ -38,7 +40,7 @@ class MetaEndpoints:
                 path == "/api",
                 storage.resources(),
                 storage.has_status_subresource,
-                _scale.SCALABLE.__contains__,
+                self._scalable(),
             )
             body = json.dumps(aggregated, separators=(",", ":")).encode()
             reply.send(200, body, _aggregated.CONTENT_TYPE)
@@ -65,12 +67,33 @@ class MetaEndpoints:
             else:
                 return False
             document = _discovery.resource_list_document(
-                group_version, storage.resources(), storage.has_status_subresource
+                group_version,
+                storage.resources(),
+                storage.has_status_subresource,
+                self._scalable(),
             )
             if document is None:
                 raise _status.no_such_route()
             reply.send_json(200, document)
         return True
+
+    def _scalable(self) -> Callable[[Resource], bool]:
+        """Which served resources have a ``scale`` subresource: the built-in
+        ones and the custom resources whose CRD declares one."""
+        crds = self._storage.list_page(
+            CUSTOMRESOURCEDEFINITIONS,
+            None,
+            exact_rv=None,
+            limit=0,
+            start_after=None,
+            predicate=None,
+        ).items
+        custom = _aggregated.crd_scale_keys(stored.obj for stored in crds)
+
+        def scalable(res: Resource) -> bool:
+            return res in _scale.SCALABLE or (res.group, res.version, res.plural) in custom
+
+        return scalable
 
     def _openapi(self, reply: Reply, request: Request) -> None:
         path = request.path

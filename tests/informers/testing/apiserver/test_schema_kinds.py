@@ -521,3 +521,51 @@ def test_core_and_events_k8s_io_events_are_one_storage(
     assert as_core["action"] == "Scaled"
     assert http.request("DELETE", f"{v1_url}/e2").status == 200
     assert [e["metadata"]["name"] for e in server.list_objects("events", "default")] == ["e1"]
+
+
+def test_custom_resource_subresources_are_discovered_from_the_crd(
+    server: ApiServer, http: urllib3.PoolManager
+) -> None:
+    server.create(
+        "customresourcedefinitions",
+        {
+            "metadata": {"name": "gadgets.example.com"},
+            "spec": {
+                "group": "example.com",
+                "scope": "Namespaced",
+                "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            }
+                        },
+                        "subresources": {
+                            "status": {},
+                            "scale": {
+                                "specReplicasPath": ".spec.replicas",
+                                "statusReplicasPath": ".status.replicas",
+                            },
+                        },
+                    }
+                ],
+            },
+        },
+    )
+    legacy = json.loads(http.request("GET", f"{server.url}/apis/example.com/v1").data)
+    assert [r["name"] for r in legacy["resources"]] == [
+        "gadgets",
+        "gadgets/status",
+        "gadgets/scale",
+    ]
+    aggregated = json.loads(
+        http.request("GET", f"{server.url}/apis", headers={"Accept": _AGGREGATED}).data
+    )
+    (item,) = [i for i in aggregated["items"] if i["metadata"]["name"] == "example.com"]
+    (entry,) = item["versions"][0]["resources"]
+    assert [s["subresource"] for s in entry["subresources"]] == ["status", "scale"]
