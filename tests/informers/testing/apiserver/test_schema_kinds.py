@@ -569,3 +569,31 @@ def test_custom_resource_subresources_are_discovered_from_the_crd(
     (item,) = [i for i in aggregated["items"] if i["metadata"]["name"] == "example.com"]
     (entry,) = item["versions"][0]["resources"]
     assert [s["subresource"] for s in entry["subresources"]] == ["status", "scale"]
+
+
+def test_create_from_yaml_with_apply(server: ApiServer) -> None:
+    docs = [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "app"},
+            "rules": _RULES,
+        },
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "app"},
+            **BODIES["poddisruptionbudgets"],
+        },
+    ]
+    api = server.api_client()
+    try:
+        utils.create_from_yaml(api, yaml_objects=docs, namespace="default", apply=True)
+        docs[0]["rules"] = [{**_RULES[0], "verbs": ["get", "list"]}]
+        utils.create_from_yaml(api, yaml_objects=docs, namespace="default", apply=True)
+    finally:
+        api.close()
+    role = server.get("roles", "app")
+    assert role["rules"][0]["verbs"] == ["get", "list"]
+    assert [e["operation"] for e in role["metadata"]["managedFields"]] == ["Apply"]
+    assert server.get("poddisruptionbudgets", "app")["spec"]["minAvailable"] == 1
