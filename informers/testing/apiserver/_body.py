@@ -12,7 +12,7 @@ import io
 import json
 from typing import Any
 
-from informers.testing.apiserver import _protobuf, _status
+from informers.testing.apiserver import _protobuf, _protobuf_kinds, _status
 from informers.testing.apiserver._exchange import JSON, PROTOBUF, Headers, Request
 from informers.testing.apiserver._status import StatusError
 
@@ -61,7 +61,7 @@ def decode_body(request: Request) -> Any:
     content_type = (request.header("Content-Type") or JSON).split(";")[0].strip().lower()
     if content_type == PROTOBUF:
         try:
-            return _protobuf.decode_object(request.body)
+            return _protobuf.decode_object(request.body, _protobuf_kinds.SCHEMAS)
         except _protobuf.UnsupportedMediaError as exc:
             raise StatusError(415, "UnsupportedMediaType", str(exc)) from None
     if content_type not in (JSON, "application/yaml", "*/*", ""):

@@ -18,7 +18,7 @@ import hashlib
 import platform
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from informers.testing.apiserver._rules import NO_STATUS_SUBRESOURCE
@@ -28,7 +28,9 @@ from informers.wire.resources import BUILTIN_RESOURCES, Resource
 __all__ = [
     "SERVER_GIT_VERSION",
     "core_versions_document",
+    "group_document",
     "group_list_document",
+    "resource_entry",
     "resource_list_document",
     "version_document",
     "version_sort_key",
@@ -98,10 +100,9 @@ def version_sort_key(version: str) -> tuple[int, int, int, str]:
     return (rank, -int(major), -int(minor or 0), version)
 
 
-def group_list_document(resources: Iterable[Resource]) -> dict[str, Any]:
-    """The ``/apis`` answer (``APIGroupList``): every non-core group serving at
-    least one of ``resources``, in order of first appearance, each with its
-    versions (preferred first) and ``preferredVersion``."""
+def _groups(resources: Iterable[Resource]) -> list[dict[str, Any]]:
+    """Every non-core group serving at least one of ``resources``, in order
+    of first appearance, as an ``APIGroup`` without kind and apiVersion."""
     versions_by_group: dict[str, list[str]] = {}
     for res in resources:
         if not res.group:
@@ -114,7 +115,22 @@ def group_list_document(resources: Iterable[Resource]) -> dict[str, Any]:
         ordered = sorted(versions, key=version_sort_key)
         entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in ordered]
         groups.append({"name": group, "versions": entries, "preferredVersion": entries[0]})
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+    return groups
+
+
+def group_list_document(resources: Iterable[Resource]) -> dict[str, Any]:
+    """The ``/apis`` answer (``APIGroupList``): every non-core group serving at
+    least one of ``resources``, in order of first appearance, each with its
+    versions (preferred first) and ``preferredVersion``."""
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": _groups(resources)}
+
+
+def group_document(group: str, resources: Iterable[Resource]) -> dict[str, Any] | None:
+    """The ``/apis/<group>`` answer (``APIGroup``), or None when ``group``
+    serves none of ``resources`` (the server answers 404)."""
+    for found in _groups(res for res in resources if res.group == group):
+        return {"kind": "APIGroup", "apiVersion": "v1", **found}
+    return None
 
 
 _BUILTIN_KEYS = frozenset((r.group, r.version, r.plural) for r in BUILTIN_RESOURCES)
@@ -132,7 +148,8 @@ def _storage_version_hash(res: Resource) -> str:
     return base64.b64encode(digest[:8]).decode("ascii")
 
 
-def _resource_entry(res: Resource) -> dict[str, Any]:
+def resource_entry(res: Resource) -> dict[str, Any]:
+    """The ``APIResource`` of ``res`` in an ``APIResourceList``."""
     entry: dict[str, Any] = {
         "name": res.plural,
         "singularName": res.singular,
@@ -152,19 +169,24 @@ def _resource_entry(res: Resource) -> dict[str, Any]:
 
 
 def resource_list_document(
-    group_version: str, resources: Iterable[Resource]
+    group_version: str,
+    resources: Iterable[Resource],
+    has_status: Callable[[Resource], bool] | None = None,
+    scalable: Callable[[Resource], bool] | None = None,
 ) -> dict[str, Any] | None:
     """The ``/api/v1`` or ``/apis/<group>/<version>`` answer
     (``APIResourceList``) for ``group_version`` (``"v1"``, ``"apps/v1"``), or
     ``None`` when none of ``resources`` is served there (the server answers
-    404). Built-in kinds with a status subresource also list ``<plural>/status``;
+    404). Kinds with a status subresource (``has_status``; without it, the
+    built-in kinds that have one) also list ``<plural>/status``; those
+    ``scalable`` says (without it, the built-in ones below) ``<plural>/scale``;
     deployments, replicasets, statefulsets and replicationcontrollers list
     ``<plural>/scale`` (an ``autoscaling/v1`` Scale)."""
     entries: dict[str, dict[str, Any]] = {}
     for res in resources:
         if res.group_version == group_version and res.plural not in entries:
-            entries[res.plural] = _resource_entry(res)
-            if _has_status_subresource(res):
+            entries[res.plural] = resource_entry(res)
+            if (has_status or _has_status_subresource)(res):
                 entries[f"{res.plural}/status"] = {
                     "name": f"{res.plural}/status",
                     "singularName": "",
@@ -172,7 +194,7 @@ def resource_list_document(
                     "kind": res.kind,
                     "verbs": ["get", "patch", "update"],
                 }
-            if res in SCALABLE:
+            if (scalable or SCALABLE.__contains__)(res):
                 entries[f"{res.plural}/scale"] = {
                     "name": f"{res.plural}/scale",
                     "singularName": "",

@@ -7,7 +7,8 @@ by its ``x-kubernetes-group-version-kind`` extension) takes the
 ``fieldValidation`` query parameter; if it does, kubectl leaves validation to
 the server (``?fieldValidation=Strict``) instead of downloading schemas.
 
-So the documents here describe paths and operations only, with no schemas:
+So the documents here describe paths and operations, and the schemas of the
+built-in kinds (for ``kubectl explain``, from :mod:`._schema.openapi`):
 ``GET /openapi/v3`` answers :func:`openapi_v3_index` and
 ``GET /openapi/v3/<api/v1 | apis/<group>/<version>>`` answers
 :func:`openapi_v3_document`. The patch operations deliberately do not list
@@ -27,6 +28,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from informers.testing.apiserver._discovery import SERVER_GIT_VERSION
+from informers.testing.apiserver._schema.openapi import v3_schemas
 from informers.wire.resources import Resource
 
 __all__ = ["openapi_v3_document", "openapi_v3_index", "openapi_v3_path"]
@@ -147,7 +149,8 @@ def _paths_for(res: Resource) -> dict[str, Any]:
 def openapi_v3_document(group_version: str, resources: Iterable[Resource]) -> dict[str, Any] | None:
     """The OpenAPI v3 document of ``group_version`` (``"v1"``, ``"apps/v1"``):
     item and collection paths of each served kind with their operations,
-    ``x-kubernetes-group-version-kind`` and query parameters, and no schemas.
+    ``x-kubernetes-group-version-kind`` and query parameters, and the
+    schemas of its built-in kinds (:mod:`._schema.openapi`).
     ``None`` when nothing is served there (the server answers 404)."""
     served = [res for res in resources if res.group_version == group_version]
     if not served:
@@ -160,5 +163,5 @@ def openapi_v3_document(group_version: str, resources: Iterable[Resource]) -> di
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": SERVER_GIT_VERSION.split("+", 1)[0]},
         "paths": paths,
-        "components": {"schemas": {}},
+        "components": {"schemas": v3_schemas(served)},
     }

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import base64
 import datetime
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,17 +58,20 @@ class UnsupportedMediaError(InformersError, ValueError):
     emulator has no protobuf schema for); the server answers 415."""
 
 
-def decode_object(body: bytes) -> dict[str, Any]:
+def decode_object(
+    body: bytes, more: Mapping[tuple[str, str], _Message] | None = None
+) -> dict[str, Any]:
     """Decode a ``k8s\\0``-prefixed protobuf body into the object's JSON form
-    (``apiVersion`` and ``kind`` included).
+    (``apiVersion`` and ``kind`` included). ``more`` adds message schemas
+    by ``(apiVersion, kind)`` to this module's own.
 
-    Raises :class:`UnsupportedMediaError` for malformed bodies and kinds other
-    than core v1 Namespace, ConfigMap and Secret.
+    Raises :class:`UnsupportedMediaError` for malformed bodies and kinds
+    without a schema.
     """
     if not body.startswith(MAGIC):
         raise UnsupportedMediaError("protobuf body does not start with the k8s magic prefix")
     try:
-        return _decode_unknown(memoryview(body)[len(MAGIC) :])
+        return _decode_unknown(memoryview(body)[len(MAGIC) :], more or {})
     except _WireError as exc:
         raise UnsupportedMediaError(f"malformed protobuf body: {exc}") from exc
 
@@ -677,7 +680,7 @@ _SCHEMAS: dict[tuple[str, str], _Message] = {
 SUPPORTED_KINDS = frozenset(_SCHEMAS)
 
 
-def _decode_unknown(data: memoryview) -> dict[str, Any]:
+def _decode_unknown(data: memoryview, more: Mapping[tuple[str, str], _Message]) -> dict[str, Any]:
     api_version = kind = ""
     raw = memoryview(b"")
     encoding = ""
@@ -694,7 +697,7 @@ def _decode_unknown(data: memoryview) -> dict[str, Any]:
             encoding = _string(wire, value)
     if encoding:
         raise UnsupportedMediaError(f"protobuf content encoding {encoding!r} is not supported")
-    schema = _SCHEMAS.get((api_version, kind))
+    schema = _SCHEMAS.get((api_version, kind)) or more.get((api_version, kind))
     if schema is None:
         shown = f"{api_version}/{kind}" if api_version or kind else "an object without a kind"
         raise UnsupportedMediaError(

@@ -221,7 +221,8 @@ class Handler(BaseHTTPRequestHandler):
     def send_status(self, error: StatusError) -> None:
         self.send(
             error.code,
-            json.dumps(error.body, separators=(",", ":")).encode(),
+            # The real server's encoder ends every body with a newline.
+            json.dumps(error.body, separators=(",", ":")).encode() + b"\n",
             headers=error.headers,
         )
 

@@ -27,6 +27,7 @@ from informers.testing.apiserver import _status
 from informers.testing.apiserver._apply import endpoint as _endpoint
 from informers.testing.apiserver._filtering import Predicate, as_seen
 from informers.testing.apiserver._history import History, ListOptions, ListResult, key_range
+from informers.testing.apiserver._schema import kinds as _kinds
 from informers.testing.apiserver._stored import ADDED, Stored, object_key
 from informers.testing.apiserver._watch import Watcher, WatchHub
 from informers.testing.apiserver._writes import DeleteOptions, ObjectWrites, UpdateOptions
@@ -49,6 +50,9 @@ class Storage:
         self._closed = False
         for res in BUILTIN_RESOURCES:
             self._history.register(res, builtin=True)
+        for res in _kinds.EXTRA_RESOURCES:
+            kind = self._history.register(res, builtin=True)
+            kind.status_subresource = _kinds.has_status(res)
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
             self.create(NAMESPACES, {"metadata": {"name": ns}})
         self.create(SERVICEACCOUNTS, {"metadata": {"name": "default"}}, "default")

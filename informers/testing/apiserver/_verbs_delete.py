@@ -11,17 +11,15 @@ from informers.testing.apiserver import _status
 from informers.testing.apiserver._body import decode_body
 from informers.testing.apiserver._exchange import Reply, Request, dry_run
 from informers.testing.apiserver._filtering import build_predicate
+from informers.testing.apiserver._schema.kinds import RETURNS_OBJECT_ON_DELETE
 from informers.testing.apiserver._settings import Settings
 from informers.testing.apiserver._storage import Storage
 from informers.testing.apiserver._stored import join_items
-from informers.wire.resources import NAMESPACES, PODS, SERVICEACCOUNTS, Resource
+from informers.wire.resources import Resource
 
 __all__ = ["DeleteVerbs"]
 
 log = logging.getLogger("informers.testing.apiserver")
-
-#: Kinds whose DELETE answers with the deleted object rather than a Status.
-_RETURNS_OBJECT_ON_DELETE = frozenset({PODS, NAMESPACES, SERVICEACCOUNTS})
 
 #: The finalizer a DELETE's ``propagationPolicy`` adds for the garbage collector.
 _PROPAGATION_FINALIZERS: dict[str, tuple[str, ...]] = {
@@ -65,11 +63,12 @@ class DeleteVerbs:
             namespace_lifecycle=lifecycle,
         )
         log.debug("deleted %s %s rv=%s (final=%s)", resource, stored.key, stored.rv, deleted)
-        if not deleted or resource in _RETURNS_OBJECT_ON_DELETE:
+        if not deleted or (resource.group, resource.plural) in RETURNS_OBJECT_ON_DELETE:
             reply.send(200, stored.full_json)
         else:
             uid = str(stored.obj["metadata"].get("uid", ""))
-            reply.send_json(200, _status.success(resource, name, uid))
+            success = _status.success(resource, name, uid)
+            reply.send(200, json.dumps(success, separators=(",", ":")).encode() + b"\n")
 
     def delete_collection(
         self, reply: Reply, request: Request, resource: Resource, namespace: str | None

@@ -11,6 +11,7 @@ from typing import Any
 from informers.testing.apiserver import _patch, _status
 from informers.testing.apiserver._apply import endpoint as _endpoint
 from informers.testing.apiserver._exchange import Reply, Request, dry_run, field_manager
+from informers.testing.apiserver._schema.hooks import check_patched
 from informers.testing.apiserver._status import StatusError
 from informers.testing.apiserver._storage import Storage
 from informers.testing.apiserver._verbs_write import WriteVerbs
@@ -104,6 +105,7 @@ class PatchVerb:
         meta["resourceVersion"] = sent_rv or current.obj["metadata"]["resourceVersion"]
         patched = dict(patched)
         patched["metadata"] = meta
+        headers = check_patched(request, resource, patched)
         self._writes.store(
             reply,
             resource,
@@ -113,4 +115,5 @@ class PatchVerb:
             subresource=subresource,
             dry=dry,
             manager=field_manager(request),
+            headers=headers,
         )

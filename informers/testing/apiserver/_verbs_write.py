@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from informers.testing.apiserver._body import decode_body
 from informers.testing.apiserver._exchange import Reply, Request, dry_run, field_manager
+from informers.testing.apiserver._schema.hooks import decode_checked
 from informers.testing.apiserver._storage import Storage
 from informers.wire.resources import Resource
 
@@ -28,12 +28,12 @@ class WriteVerbs:
     ) -> None:
         """POST to a collection: 201 with the stored object."""
         dry = dry_run(request)
-        obj = decode_body(request)
+        obj, headers = decode_checked(request, resource)
         stored = self._storage.create(
             resource, obj, namespace, dry_run=dry, manager=field_manager(request)
         )
         log.debug("created %s %s rv=%s", resource, stored.key, stored.rv)
-        reply.send(201, stored.full_json)
+        reply.send(201, stored.full_json, headers=headers)
 
     def replace(
         self,
@@ -46,7 +46,7 @@ class WriteVerbs:
         subresource: str,
     ) -> None:
         """PUT of an object (``subresource`` "") or of its status."""
-        obj = decode_body(request)
+        obj, headers = decode_checked(request, resource, "UpdateOptions")
         self.store(
             reply,
             resource,
@@ -56,6 +56,7 @@ class WriteVerbs:
             subresource=subresource,
             dry=dry_run(request),
             manager=field_manager(request),
+            headers=headers,
         )
 
     def store(
@@ -69,9 +70,10 @@ class WriteVerbs:
         subresource: str,
         dry: bool,
         manager: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         """Store ``obj`` as the new state of the object (or its status) and
-        answer with it: the main resource of a kind with a status subresource
+        answer with it (and ``headers``): the main resource of a kind with a status subresource
         keeps the stored status."""
         storage = self._storage
         keep = not subresource and storage.has_status_subresource(resource)
@@ -85,4 +87,4 @@ class WriteVerbs:
             dry_run=dry,
             manager=manager,
         )
-        reply.send(200, stored.full_json)
+        reply.send(200, stored.full_json, headers=headers)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypedDict
 
-from informers.testing.apiserver import _rules, _status
+from informers.testing.apiserver import _events_view, _rules, _status
 from informers.testing.apiserver._apply import record_update
 from informers.testing.apiserver._apply.operations import Target
 from informers.testing.apiserver._filtering import Predicate
@@ -72,6 +72,7 @@ class ObjectWrites:
         ``kind``'s watchers."""
         self._history.append(kind, event)
         self._watches.publish(kind, event)
+        _events_view.mirror(self._history, self._watches, kind, event)
 
     def create(
         self,

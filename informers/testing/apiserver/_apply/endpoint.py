@@ -28,6 +28,7 @@ from informers.testing.apiserver._apply.operations import (
     apply,
 )
 from informers.testing.apiserver._apply.schema import for_kind, from_openapi
+from informers.testing.apiserver._schema.applycheck import check_apply
 from informers.wire.resources import BUILTIN_RESOURCES, CUSTOMRESOURCEDEFINITIONS, Resource
 
 if TYPE_CHECKING:
@@ -162,6 +163,7 @@ def apply_request(
     config = decode_configuration(body)
     if not isinstance(config, dict):
         raise _status.bad_request("the apply configuration must be a YAML or JSON object")
+    check_apply(resource, config)
     meta = config.get("metadata")
     if isinstance(meta, dict):
         sent_name = meta.get("name")

@@ -3,7 +3,8 @@ scalars, structs, maps or lists, and how each list and map merges.
 
 Built-in kinds take their field names and types from the installed
 ``kubernetes`` client's models (``openapi_types`` and ``attribute_map`` of
-``V1Deployment``, ``V1PodSpec``, ...). What the models do not say -- the
+``V1Deployment``, ``V1PodSpec``, ...), read through the emulator's one
+schema source (:mod:`.._schema.types`, :mod:`.._schema.kinds`). What the models do not say -- the
 ``x-kubernetes-list-type`` / ``-list-map-keys`` / ``-map-type`` markers the
 Kubernetes types carry -- is listed here by hand, from the ``+listType``,
 ``+listMapKey``, ``+structType`` and ``+mapType`` markers of k8s.io/api and
@@ -20,10 +21,10 @@ Schemas are immutable and cached; every function here is thread-safe.
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any
 
-import kubernetes.client.models as _models
+from informers.testing.apiserver._schema.kinds import model_name
+from informers.testing.apiserver._schema.types import model_class, split_type
 
 __all__ = [
     "DEDUCED",
@@ -213,16 +214,14 @@ class Schema:
 DEDUCED = Schema("untyped")
 _SCALAR = Schema("scalar")
 
-_GENERIC = re.compile(r"^(List|Dict)\[(?:str, )?(.+)\]$")
-
 
 def _type_schema(type_name: str, owner: str = "", json_name: str = "") -> Schema:
     """The schema of a model attribute type string (``List[V1Container]``,
-    ``Dict[str, str]``, ``V1PodSpec``, ``str``, ``object``)."""
-    match = _GENERIC.match(type_name)
-    if match is not None:
-        container, inner = match.groups()
-        if container == "List":
+    ``Dict[str, str]``, ``V1PodSpec``, ``str``, ``object``; or the older
+    clients' ``list[...]`` / ``dict(str, ...)``)."""
+    container, inner = split_type(type_name)
+    if container:
+        if container == "list":
             keys = _LIST_MAPS.get((owner, json_name))
             if keys is not None:
                 defaults = {
@@ -243,6 +242,7 @@ def _type_schema(type_name: str, owner: str = "", json_name: str = "") -> Schema
             atomic=(owner, json_name) in _ATOMIC_MAPS,
             element=lambda: _type_schema(inner),
         )
+    type_name = inner
     if type_name in _SCALAR_TYPES:
         return _SCALAR
     if type_name == "object":
@@ -254,11 +254,10 @@ def _type_schema(type_name: str, owner: str = "", json_name: str = "") -> Schema
 def model_schema(model: str) -> Schema:
     """The schema of the ``kubernetes`` client model class ``model``
     (``"V1Deployment"``); :data:`DEDUCED` for an unknown model."""
-    cls = getattr(_models, model, None)
-    types = getattr(cls, "openapi_types", None)
-    names = getattr(cls, "attribute_map", None)
-    if not isinstance(types, dict) or not isinstance(names, dict):
+    cls = model_class(model)
+    if cls is None:
         return DEDUCED
+    types, names = cls.openapi_types, cls.attribute_map
 
     def build() -> dict[str, Schema]:
         return {
@@ -270,21 +269,10 @@ def model_schema(model: str) -> Schema:
     return Schema("struct", atomic=model in _ATOMIC_STRUCTS, fields=build)
 
 
-def _model_name(group: str, version: str, kind: str) -> str | None:
-    """The client's model class for a built-in kind (``V1Deployment``,
-    ``CoreV1Event``, ``EventsV1Event``), or ``None``."""
-    ver = version[:1].upper() + version[1:]
-    prefix = "Core" if not group else group.split(".", maxsplit=1)[0].capitalize()
-    for name in (f"{prefix}{ver}{kind}", f"{ver}{kind}"):
-        if hasattr(_models, name):
-            return name
-    return None
-
-
 def for_kind(group: str, version: str, kind: str) -> Schema:
     """The schema of a built-in kind; :data:`DEDUCED` when the installed
     client has no model for it (custom resources use :func:`from_openapi`)."""
-    name = _model_name(group, version, kind)
+    name = model_name(group, version, kind)
     return DEDUCED if name is None else model_schema(name)
 
 

@@ -202,12 +202,24 @@ def test_discovery_documents(server: ApiServer, http: urllib3.PoolManager) -> No
         f"{server.url}/api",
         headers={"Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
     )
-    assert aggregated.headers["Content-Type"] == "application/json"
+    assert aggregated.headers["Content-Type"] == (
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    )
+    assert json.loads(aggregated.data)["kind"] == "APIGroupDiscoveryList"
+    plain = http.request("GET", f"{server.url}/api", headers={"Accept": "application/json"})
+    assert plain.headers["Content-Type"] == "application/json"
     v1 = json.loads(http.request("GET", f"{server.url}/api/v1").data)
     pods = next(r for r in v1["resources"] if r["name"] == "pods")
     assert pods["kind"] == "Pod"
     assert pods["namespaced"] is True
 
 
-def test_openapi_v2_is_404(server: ApiServer, http: urllib3.PoolManager) -> None:
-    assert http.request("GET", f"{server.url}/openapi/v2").status == 404
+def test_openapi_v2_is_json_only(server: ApiServer, http: urllib3.PoolManager) -> None:
+    # kubectl asks for protobuf only and carries on without v2 on 406.
+    protobuf = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+    refused = http.request("GET", f"{server.url}/openapi/v2", headers={"Accept": protobuf})
+    assert refused.status == 406
+    assert json.loads(refused.data)["reason"] == "NotAcceptable"
+    served = http.request("GET", f"{server.url}/openapi/v2")
+    assert served.status == 200
+    assert json.loads(served.data)["swagger"] == "2.0"

@@ -50,7 +50,7 @@ def _events(server: ApiServer, resource: Resource | str = "events") -> list[dict
 
 def test_events_are_created_and_repeats_counted_on_core_v1(server: ApiServer, api: Any) -> None:
     pod = _pod(server)
-    with EventRecorder(api, "shop-controller", instance="shop-1") as recorder:
+    with EventRecorder(api, "shop-controller", instance="shop-1", api_version=CORE_V1) as recorder:
         assert any(t.name == "event-recorder-shop-controller" for t in threading.enumerate())
         for _ in range(3):
             recorder.event(pod, "Normal", "Synced", "pod is in sync")
@@ -94,13 +94,17 @@ def test_events_k8s_io_is_preferred_and_counts_a_series(server: ApiServer, api: 
     assert event["action"] == "Scale"
     assert event["regarding"]["name"] == "web"
     assert event["eventTime"].endswith("Z")
-    assert _events(server) == []  # nothing on core/v1
+    # One storage, two versions: core v1 reads the same Event.
+    (core,) = _events(server)
+    assert core["message"] == "scaled to 3"
+    assert core["series"]["count"] == 3
+    assert core["metadata"]["uid"] == event["metadata"]["uid"]
 
 
 def test_cluster_scoped_objects_and_cached_objects(server: ApiServer, api: Any) -> None:
     node = server.create(NODES, {"metadata": {"name": "node-1"}})
     cached = {"metadata": dict(node["metadata"])}  # as a list returns it: no kind
-    with EventRecorder(api, "ctl") as recorder:
+    with EventRecorder(api, "ctl", api_version=CORE_V1) as recorder:
         with pytest.raises(ObjectReferenceError, match="pass its resource"):
             recorder.event(cached, "Normal", "Ready", "ready")
         recorder.event(cached, "Normal", "Ready", "ready", resource=NODES)
@@ -112,7 +116,7 @@ def test_cluster_scoped_objects_and_cached_objects(server: ApiServer, api: Any) 
 
 def test_bad_input_raises_at_once(api: Any, server: ApiServer) -> None:
     pod = _pod(server)
-    with EventRecorder(api, "ctl") as recorder:
+    with EventRecorder(api, "ctl", api_version=CORE_V1) as recorder:
         with pytest.raises(InvalidEventError, match="Normal or Warning"):
             recorder.event(pod, "Error", "Failed", "x")
         with pytest.raises(InvalidEventError, match="reason"):
@@ -125,7 +129,7 @@ def test_bad_input_raises_at_once(api: Any, server: ApiServer) -> None:
 def test_a_flood_about_one_object_is_cut_by_the_spam_filter(server: ApiServer, api: Any) -> None:
     pod = _pod(server)
     drops: list[DropReason] = []
-    with EventRecorder(api, "ctl", on_drop=drops.append) as recorder:
+    with EventRecorder(api, "ctl", api_version=CORE_V1, on_drop=drops.append) as recorder:
         for _ in range(40):
             recorder.event(pod, "Warning", "BackOff", "restarting failed container")
         assert recorder.flush(10)
@@ -141,7 +145,9 @@ def test_a_correlator_of_other_limits(server: ApiServer, api: Any) -> None:
     pod = _pod(server)
     clock = FakeClock()
     correlator = EventCorrelator(clock, spam_burst=3)
-    with EventRecorder(api, "ctl", clock=clock, correlator=correlator) as recorder:
+    with EventRecorder(
+        api, "ctl", api_version=CORE_V1, clock=clock, correlator=correlator
+    ) as recorder:
         for _ in range(5):
             recorder.event(pod, "Normal", "Synced", "ok")
         assert recorder.flush(10)
@@ -153,7 +159,7 @@ def test_a_correlator_of_other_limits(server: ApiServer, api: Any) -> None:
 def test_a_refusal_is_not_retried(server: ApiServer, api: Any) -> None:
     pod = _pod(server)
     server.fail_next(1, 403, path_prefix=EVENTS_PATH)
-    with EventRecorder(api, "ctl") as recorder:
+    with EventRecorder(api, "ctl", api_version=CORE_V1) as recorder:
         recorder.event(pod, "Normal", "First", "refused")
         assert recorder.flush(10)
         recorder.event(pod, "Normal", "Second", "written")
@@ -167,7 +173,7 @@ def test_server_errors_are_retried_after_the_delay(server: ApiServer, api: Any) 
     pod = _pod(server)
     clock = FakeClock()
     server.fail_next(1, 503, path_prefix=EVENTS_PATH)
-    with EventRecorder(api, "ctl", clock=clock, retry_delay=10) as recorder:
+    with EventRecorder(api, "ctl", api_version=CORE_V1, clock=clock, retry_delay=10) as recorder:
         recorder.event(pod, "Normal", "Synced", "ok")
         assert clock.wait_for_waiters(1, 10)  # failed once, waits to retry
         assert not recorder.flush(0.05)
@@ -183,7 +189,7 @@ def test_an_event_is_given_up_after_max_tries(server: ApiServer, api: Any) -> No
     pod = _pod(server)
     clock = FakeClock()
     server.fail_next(2, 500, path_prefix=EVENTS_PATH)
-    with EventRecorder(api, "ctl", clock=clock, max_tries=2) as recorder:
+    with EventRecorder(api, "ctl", api_version=CORE_V1, clock=clock, max_tries=2) as recorder:
         recorder.event(pod, "Normal", "Synced", "ok")
         assert clock.wait_for_waiters(1, 10)
         clock.advance(10)
@@ -202,7 +208,13 @@ def test_during_an_outage_event_neither_blocks_nor_grows(
     drops: list[DropReason] = []
     server.stop()  # the API server goes away: connections are refused
     recorder = EventRecorder(
-        api, "ctl", clock=clock, max_pending=50, retry_delay=10, on_drop=drops.append
+        api,
+        "ctl",
+        api_version=CORE_V1,
+        clock=clock,
+        max_pending=50,
+        retry_delay=10,
+        on_drop=drops.append,
     )
     try:
         with caplog.at_level(logging.WARNING, logger="informers.toolkit.events.recorder"):
@@ -235,7 +247,7 @@ def test_during_an_outage_event_neither_blocks_nor_grows(
 def test_stop_aborts_the_request_in_flight_and_drops_the_rest(server: ApiServer, api: Any) -> None:
     pod = _pod(server)
     server.delay_next(1, 60, path_prefix=EVENTS_PATH)
-    recorder = EventRecorder(api, "ctl")
+    recorder = EventRecorder(api, "ctl", api_version=CORE_V1)
     recorder.event(pod, "Normal", "A", "held by the server")
     recorder.event(pod, "Normal", "B", "waits in the buffer")
     assert not recorder.flush(0.2)
