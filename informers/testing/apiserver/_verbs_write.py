@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from informers.testing.apiserver import _validation
 from informers.testing.apiserver._body import decode_body
 from informers.testing.apiserver._exchange import Reply, Request, dry_run, field_manager
 from informers.testing.apiserver._storage import Storage
@@ -28,12 +29,25 @@ class WriteVerbs:
     ) -> None:
         """POST to a collection: 201 with the stored object."""
         dry = dry_run(request)
-        obj = decode_body(request)
+        obj = self._checked_body(request, resource, create=True)
         stored = self._storage.create(
             resource, obj, namespace, dry_run=dry, manager=field_manager(request)
         )
         log.debug("created %s %s rv=%s", resource, stored.key, stored.rv)
         reply.send(201, stored.full_json)
+
+    def _checked_body(self, request: Request, resource: Resource, *, create: bool) -> Any:
+        """The request's body; 400 when it names another kind than the URL.
+        A create drops the status of a kind with a status subresource."""
+        obj = decode_body(request)
+        storage = self._storage
+        builtin = storage.is_builtin(resource)
+        _validation.check_body_kind(resource, obj, builtin=builtin)
+        if create:
+            obj = _validation.drop_create_status(
+                obj, status_subresource=storage.has_status_subresource(resource), kind=resource.kind
+            )
+        return obj
 
     def replace(
         self,
@@ -46,7 +60,7 @@ class WriteVerbs:
         subresource: str,
     ) -> None:
         """PUT of an object (``subresource`` "") or of its status."""
-        obj = decode_body(request)
+        obj = self._checked_body(request, resource, create=False)
         self.store(
             reply,
             resource,
