@@ -90,10 +90,11 @@ def _split(text: str) -> tuple[bool, str, str, str]:
         pos += 1
     if pos >= end:
         return positive, "0", "", ""
+    zeros = pos > (1 if text[0] in "+-" else 0)
     start = pos
     while pos < end and text[pos] in _DIGITS:
         pos += 1
-    num = text[start:pos]
+    num = text[start:pos] or ("0" if zeros else "")  # "0m" is zero
     denom = ""
     if pos < end and text[pos] == ".":
         pos += 1
