@@ -128,16 +128,18 @@ def _quantity_map(resource: Resource) -> _Rewrite:
     def rewrite(values: Any) -> Any:
         if not isinstance(values, dict):
             return values
-        out: dict[str, Any] = {}
+        out = None
         for key, raw in values.items():
             if raw is None:
-                out[key] = raw
                 continue
             try:
-                out[key] = normalize(raw)
+                text = normalize(raw)
             except QuantityError as exc:
                 raise _decode_error(resource, str(exc)) from None
-        return values if out == values else out
+            if text != raw:
+                out = out if out is not None else dict(values)
+                out[key] = text
+        return out if out is not None else values
 
     return rewrite
 
@@ -155,23 +157,79 @@ def _quantity(resource: Resource) -> _Rewrite:
     return rewrite
 
 
-def _pod_spec_paths(prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], bool]]:
-    """(path, is-a-map) of every quantity in a pod spec at ``prefix``."""
-    paths: list[tuple[tuple[str, ...], bool]] = []
-    for key in ("containers", "initContainers", "ephemeralContainers"):
-        paths.extend(((*prefix, key, "*", "resources", part), True) for part in _RESOURCE_LISTS)
-    paths.extend(((*prefix, "resources", part), True) for part in _RESOURCE_LISTS)
-    paths.append(((*prefix, "overhead"), True))
-    paths.append(((*prefix, "volumes", "*", "emptyDir", "sizeLimit"), False))
-    return paths
+def _containers(items: Any, quantities: _Rewrite) -> Any:
+    if not isinstance(items, list):
+        return items
+    out = None
+    for n, container in enumerate(items):
+        resources = container.get("resources") if isinstance(container, dict) else None
+        if not isinstance(resources, dict):
+            continue
+        fixed = _resource_lists(resources, quantities)
+        if fixed is not resources:
+            out = out if out is not None else list(items)
+            out[n] = {**container, "resources": fixed}
+    return out if out is not None else items
 
 
-_TEMPLATE = _pod_spec_paths(("spec", "template", "spec"))
-_CLAIM = [(("spec", "resources", part), True) for part in _RESOURCE_LISTS]
-#: Where each kind keeps quantities: (path, is-a-map of quantities).
-_QUANTITIES: dict[tuple[str, str], list[tuple[tuple[str, ...], bool]]] = {
-    ("", "Pod"): _pod_spec_paths(("spec",)),
-    ("", "PodTemplate"): _pod_spec_paths(("template", "spec")),
+def _resource_lists(resources: dict[str, Any], quantities: _Rewrite) -> dict[str, Any]:
+    out = resources
+    for part in _RESOURCE_LISTS:
+        values = resources.get(part)
+        if values:
+            fixed = quantities(values)
+            if fixed is not values:
+                out = out if out is not resources else dict(resources)
+                out[part] = fixed
+    return out
+
+
+def _pod_spec(resource: Resource) -> _Rewrite:
+    """Every quantity of a pod spec, in one pass: containers' (and init and
+    ephemeral containers') resources, the pod's resources and overhead,
+    emptyDir size limits."""
+    quantities, one = _quantity_map(resource), _quantity(resource)
+
+    def rewrite(spec: Any) -> Any:
+        if not isinstance(spec, dict):
+            return spec
+        out = spec
+        for key in ("containers", "initContainers", "ephemeralContainers"):
+            if key in spec:
+                fixed = _containers(spec[key], quantities)
+                if fixed is not spec[key]:
+                    out = out if out is not spec else dict(spec)
+                    out[key] = fixed
+        resources = spec.get("resources")
+        if isinstance(resources, dict):
+            fixed = _resource_lists(resources, quantities)
+            if fixed is not resources:
+                out = out if out is not spec else dict(spec)
+                out["resources"] = fixed
+        if spec.get("overhead"):
+            fixed = quantities(spec["overhead"])
+            if fixed is not spec["overhead"]:
+                out = out if out is not spec else dict(spec)
+                out["overhead"] = fixed
+        if spec.get("volumes"):
+            fixed = _at(spec["volumes"], ("*", "emptyDir", "sizeLimit"), one)
+            if fixed is not spec["volumes"]:
+                out = out if out is not spec else dict(spec)
+                out["volumes"] = fixed
+        return out
+
+    return rewrite
+
+
+_MAP, _ONE, _POD = "map", "one", "pod"
+_Spot = tuple[tuple[str, ...], str]
+_TEMPLATE: list[_Spot] = [(("spec", "template", "spec"), _POD)]
+_CLAIM: list[_Spot] = [(("spec", "resources", part), _MAP) for part in _RESOURCE_LISTS]
+#: Where each kind keeps quantities: (path, what is there -- a map of
+#: quantities, one quantity, or a pod spec).
+_QUANTITIES: dict[tuple[str, str], list[_Spot]] = {
+    ("", "Pod"): [(("spec",), _POD)],
+    ("", "PodTemplate"): [(("template", "spec"), _POD)],
     ("", "ReplicationController"): _TEMPLATE,
     ("apps", "Deployment"): _TEMPLATE,
     ("apps", "ReplicaSet"): _TEMPLATE,
@@ -179,24 +237,29 @@ _QUANTITIES: dict[tuple[str, str], list[tuple[tuple[str, ...], bool]]] = {
     ("apps", "StatefulSet"): [
         *_TEMPLATE,
         *(
-            (("spec", "volumeClaimTemplates", "*", "spec", "resources", part), True)
+            (("spec", "volumeClaimTemplates", "*", "spec", "resources", part), _MAP)
             for part in _RESOURCE_LISTS
         ),
     ],
     ("batch", "Job"): _TEMPLATE,
-    ("batch", "CronJob"): _pod_spec_paths(("spec", "jobTemplate", "spec", "template", "spec")),
-    ("", "PersistentVolumeClaim"): [*_CLAIM, (("status", "capacity"), True)],
-    ("", "PersistentVolume"): [(("spec", "capacity"), True)],
+    ("batch", "CronJob"): [(("spec", "jobTemplate", "spec", "template", "spec"), _POD)],
+    ("", "PersistentVolumeClaim"): [*_CLAIM, (("status", "capacity"), _MAP)],
+    ("", "PersistentVolume"): [(("spec", "capacity"), _MAP)],
     ("", "ResourceQuota"): [
-        (("spec", "hard"), True),
-        (("status", "hard"), True),
-        (("status", "used"), True),
+        (("spec", "hard"), _MAP),
+        (("status", "hard"), _MAP),
+        (("status", "used"), _MAP),
     ],
     ("", "LimitRange"): [
-        (("spec", "limits", "*", part), True)
+        (("spec", "limits", "*", part), _MAP)
         for part in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
     ],
-    ("", "Node"): [(("status", "capacity"), True), (("status", "allocatable"), True)],
+    ("", "Node"): [(("status", "capacity"), _MAP), (("status", "allocatable"), _MAP)],
+}
+_REWRITES: dict[str, Callable[[Resource], _Rewrite]] = {
+    _MAP: _quantity_map,
+    _ONE: _quantity,
+    _POD: _pod_spec,
 }
 
 
@@ -252,8 +315,8 @@ def convert(resource: Resource, obj: dict[str, Any]) -> dict[str, Any]:
     key = (resource.group, resource.kind)
     if key == ("", "Secret"):
         obj = _secret(resource, obj)
-    for path, is_map in _QUANTITIES.get(key, ()):
-        obj = _at(obj, path, _quantity_map(resource) if is_map else _quantity(resource))
+    for path, what in _QUANTITIES.get(key, ()):
+        obj = _at(obj, path, _REWRITES[what](resource))
     if "status" in obj:
         obj = _at(obj, ("status",), lambda status: _times(status, _time(resource, False)))
     if key == ("coordination.k8s.io", "Lease"):

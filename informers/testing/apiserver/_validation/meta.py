@@ -29,7 +29,7 @@ ANNOTATIONS_LIMIT = 256 * 1024
 _RBAC = "rbac.authorization.k8s.io"
 
 
-def _name_rule(resource: Resource) -> Callable[[str], list[str]]:
+def _name_rule(resource: Resource) -> Callable[[str], tuple[str, ...]]:
     if resource.group == _RBAC:
         return names.path_segment
     if resource.group == "" and resource.kind == "Service":
@@ -47,7 +47,7 @@ def name_errors(resource: Resource, name: str, *, prefix: bool = False) -> list[
     rule = _name_rule(resource)
     if prefix and name.endswith("-") and rule is not names.path_segment:
         name = name[:-1] + "a"  # maskTrailingDash
-    errs = rule(name)
+    errs = list(rule(name))
     if resource.kind == "CronJob" and resource.group == "batch" and len(name) > 52 and not prefix:
         errs.append("must be no more than 52 characters")
     return errs

@@ -3,12 +3,14 @@ labels and subdomains, DNS-1035 labels, qualified names (label and
 annotation keys, finalizers), label values, config keys and path segments,
 each returning the messages the real server reports (empty when valid).
 
-Pure functions; thread-safe.
+Pure functions, their answers cached (names repeat: label keys, container
+names); thread-safe.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = [
     "config_key",
@@ -68,7 +70,8 @@ def _max_len(limit: int) -> str:
     return f"must be no more than {limit} characters"
 
 
-def dns1123_label(value: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def dns1123_label(value: str) -> tuple[str, ...]:
     """``IsDNS1123Label``."""
     errs = []
     if len(value) > 63:
@@ -78,30 +81,33 @@ def dns1123_label(value: str) -> list[str]:
             errs.append("must not contain dots")
         else:
             errs.append(_regex_error(_LABEL_MSG, _LABEL_FMT, "my-name", "123-abc"))
-    return errs
+    return tuple(errs)
 
 
-def dns1123_subdomain(value: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def dns1123_subdomain(value: str) -> tuple[str, ...]:
     """``IsDNS1123Subdomain``."""
     errs = []
     if len(value) > 253:
         errs.append(_max_len(253))
     if not _SUBDOMAIN.match(value):
         errs.append(_regex_error(_SUBDOMAIN_MSG, _SUBDOMAIN_FMT, "example.com"))
-    return errs
+    return tuple(errs)
 
 
-def dns1035_label(value: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def dns1035_label(value: str) -> tuple[str, ...]:
     """``IsDNS1035Label`` (Service names)."""
     errs = []
     if len(value) > 63:
         errs.append(_max_len(63))
     if not _DNS1035.match(value):
         errs.append(_regex_error(_DNS1035_MSG, _DNS1035_FMT, "my-name", "abc-123"))
-    return errs
+    return tuple(errs)
 
 
-def qualified_name(value: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def qualified_name(value: str) -> tuple[str, ...]:
     """``IsQualifiedName``: an optional DNS subdomain prefix and ``/``, then a
     name of at most 63 characters (label keys, annotation keys, finalizers)."""
     errs: list[str] = []
@@ -115,11 +121,11 @@ def qualified_name(value: str) -> list[str]:
         else:
             errs.extend("prefix part " + m for m in dns1123_subdomain(prefix))
     else:
-        return [
+        return (
             "a qualified name "
             + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+        )
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
@@ -128,10 +134,11 @@ def qualified_name(value: str) -> list[str]:
         errs.append(
             "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
         )
-    return errs
+    return tuple(errs)
 
 
-def label_value(value: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def label_value(value: str) -> tuple[str, ...]:
     """``IsValidLabelValue``."""
     errs = []
     if len(value) > 63:
@@ -140,10 +147,11 @@ def label_value(value: str) -> list[str]:
         errs.append(
             _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
         )
-    return errs
+    return tuple(errs)
 
 
-def config_key(value: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def config_key(value: str) -> tuple[str, ...]:
     """``IsConfigMapKey`` (ConfigMap and Secret data keys)."""
     errs = []
     if len(value) > 253:
@@ -158,17 +166,19 @@ def config_key(value: str) -> list[str]:
         errs.append("must not be '..'")
     elif value.startswith(".."):
         errs.append("must not start with '..'")
-    return errs
+    return tuple(errs)
 
 
-def path_segment(value: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def path_segment(value: str) -> tuple[str, ...]:
     """``IsValidPathSegmentName`` (RBAC object names)."""
     if value in (".", ".."):
-        return [f"may not be '{value}'"]
-    return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
+        return (f"may not be '{value}'",)
+    return tuple(f"may not contain '{c}'" for c in ("/", "%") if c in value)
 
 
-def port_name(value: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def port_name(value: str) -> tuple[str, ...]:
     """``IsValidPortName`` (an IANA service name: container and Service
     port names, named target ports)."""
     errs = []
@@ -182,4 +192,4 @@ def port_name(value: str) -> list[str]:
         errs.append("must not contain consecutive hyphens")
     if value.startswith("-") or value.endswith("-"):
         errs.append("must not begin or end with a hyphen")
-    return errs
+    return tuple(errs)

@@ -17,13 +17,14 @@ exponent stays an exponent, a multiple of 3 (``1.5e3`` → ``1500``,
 ``1000e0`` → ``1e3``). As Go's fast path does, a short value already
 written canonically is echoed exactly as it was sent (``100m``, ``1Gi``,
 ``1e3``, even ``+100m``). Decimal values beyond ``E`` (10^18) are written
-with an exponent. Pure functions; thread-safe.
+with an exponent. Pure functions (answers cached); thread-safe.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 __all__ = [
     "FORMAT_WRONG",
@@ -145,6 +146,7 @@ def _cached(text: str, num: str, denom: str, exponent: int, fmt: str) -> bool:
     return scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
 
 
+@lru_cache(maxsize=8192)
 def parse(text: str) -> Quantity:
     """``ParseQuantity``; :class:`QuantityError` with the server's message."""
     text = text.strip()
@@ -216,5 +218,9 @@ def normalize(value: object) -> str:
     :class:`QuantityError` when it is not one."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise QuantityError(FORMAT_WRONG)
-    text = value if isinstance(value, str) else repr(value)
+    return _normalize_text(value if isinstance(value, str) else repr(value))
+
+
+@lru_cache(maxsize=8192)
+def _normalize_text(text: str) -> str:
     return canonical(parse(text))
