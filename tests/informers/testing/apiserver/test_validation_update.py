@@ -283,3 +283,9 @@ def test_kubectl_sees_the_refusals(server: ApiServer, tmp_path: Any) -> None:
     done = kubectl("apply", "-f", "-", stdin=manifest)
     assert done.returncode != 0
     assert "spec.containers[0].image: Required value" in done.stderr
+
+
+def test_a_node_keeps_the_status_it_is_created_with(core: client.CoreV1Api) -> None:
+    body = {"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "4", "memory": "8192Mi"}}}
+    made = core.create_node(body)
+    assert made.status.capacity == {"cpu": "4", "memory": "8Gi"}
