@@ -63,7 +63,11 @@ def make_pod(i: int) -> dict[str, Any]:
             "labels": {"app": f"app-{i % 100}", "tier": "web", "pod-template-hash": "5d9f7c"},
             "annotations": {"example.com/owner": "team-a"},
         },
-        "spec": {"nodeName": f"node-{i % 200}", "containers": _CONTAINERS},
+        "spec": {
+            "nodeName": f"node-{i % 200}",
+            "containers": _CONTAINERS,
+            "volumes": [{"name": "config", "configMap": {"name": "app-config"}}],
+        },
         "status": dict(_STATUS, podIP=f"10.1.{i // 250 % 250}.{i % 250}"),
     }
 

@@ -44,6 +44,9 @@ from informers.testing import ApiServer
 from informers.toolkit.events import EventRecorder
 from informers.wire.resources import PODS
 
+#: The smallest pod spec the API server accepts.
+POD_SPEC = {"containers": [{"name": "web", "image": "nginx:1.25"}]}
+
 TARGET_P99_US = 50.0
 REASONS = ("Synced", "Scaled", "BackOff", "Pulled")
 
@@ -74,7 +77,9 @@ def run(calls: int, objects: int, seed: int = 1) -> dict[str, dict[str, float]]:
     rng = random.Random(seed)
     with ApiServer() as server:
         pods = [
-            server.create(PODS, {"metadata": {"name": f"web-{i}", "namespace": "default"}})
+            server.create(
+                PODS, {"metadata": {"name": f"web-{i}", "namespace": "default"}, "spec": POD_SPEC}
+            )
             for i in range(objects)
         ]
         api = server.api_client()

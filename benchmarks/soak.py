@@ -192,7 +192,10 @@ class Churn:
             meta["namespace"] = namespace
         body: dict[str, Any] = {"metadata": meta}
         if resource is PODS:
-            body["spec"] = {"nodeName": f"node-{self.rng.randrange(5)}", "containers": []}
+            body["spec"] = {
+                "nodeName": f"node-{self.rng.randrange(5)}",
+                "containers": [{"name": "main", "image": "busybox"}],
+            }
         elif resource is CONFIGMAPS:
             body["data"] = {"n": str(self.serial)}
         created = self.server.create(resource, body)

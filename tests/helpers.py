@@ -17,6 +17,7 @@ threads call it) and its waits block on a condition, never in a sleep.
 
 from __future__ import annotations
 
+import copy
 import socket
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -27,6 +28,7 @@ from informers.errors import ChannelEmptyError
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
 
 __all__ = [
+    "POD_SPEC",
     "WAIT",
     "HookedRecorder",
     "Recorder",
@@ -95,10 +97,15 @@ def pod(name: str, rv: str, *, ns: str = "ns", **labels: str) -> dict[str, Any]:
     return obj(name, ns, rv, labels=labels)
 
 
+#: The smallest pod spec the API server accepts: one container with an image.
+POD_SPEC: Mapping[str, Any] = {"containers": [{"name": "main", "image": "busybox"}]}
+
+
 def new_pod(name: str, ns: str = "default", **labels: str) -> dict[str, Any]:
     """A pod body to create on the emulator: name, namespace, ``labels``
-    (always set, maybe empty) and an empty spec; the server sets the rest."""
-    return obj(name, ns, labels=labels, spec={})
+    (always set, maybe empty) and the smallest valid spec (:data:`POD_SPEC`);
+    the server sets the rest."""
+    return obj(name, ns, labels=labels, spec=copy.deepcopy(dict(POD_SPEC)))
 
 
 def api_pod(

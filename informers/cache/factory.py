@@ -22,8 +22,8 @@ from typing import Any, overload
 from informers.cache.fifo import TransformFunc
 from informers.cache.informer import SharedIndexInformer
 from informers.cache.listers import Lister
-from informers.cache.multinamespace import MultiNamespaceInformer
 from informers.cache.metrics import InformerMetricsProvider
+from informers.cache.multinamespace import MultiNamespaceInformer
 from informers.cache.protocols import StoreFactory
 from informers.cache.reflector import ReflectorConfig
 from informers.cache.scope import InformerKey, InformerOptions, notify_removed

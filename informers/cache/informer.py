@@ -67,15 +67,15 @@ from informers.cache.handlers import (
 )
 from informers.cache.keys import keys_plain_dicts
 from informers.cache.listbuffer import PreparedList
-from informers.cache.mutation import (
-    CacheMutationDetector,
-    MutationCheckingHandler,
-    detection_enabled,
-)
 from informers.cache.metrics import (
     InformerMetricsProvider,
     ReflectorMetrics,
     default_informer_metrics,
+)
+from informers.cache.mutation import (
+    CacheMutationDetector,
+    MutationCheckingHandler,
+    detection_enabled,
 )
 from informers.cache.protocols import (
     InformerStore,

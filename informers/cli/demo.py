@@ -237,7 +237,11 @@ def _workloads(server: ApiServer, rng: random.Random, count: int) -> list[dict[s
                         "labels": rs_labels,
                         "ownerReferences": [_owner_ref(deployment, "apps/v1", "Deployment")],
                     },
-                    "spec": {**spec, "selector": {"matchLabels": rs_labels}},
+                    "spec": {
+                        **spec,
+                        "selector": {"matchLabels": rs_labels},
+                        "template": {**template, "metadata": {"labels": rs_labels}},
+                    },
                 },
             )
         )

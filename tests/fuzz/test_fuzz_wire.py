@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from informers.testing import ApiServer
 from informers.wire.resources import PODS
+from tests.helpers import POD_SPEC
 
 FUZZ = settings(
     max_examples=150,
@@ -29,7 +30,10 @@ FUZZ = settings(
 def server() -> Iterator[ApiServer]:
     with ApiServer() as srv:
         for n in range(3):
-            srv.create(PODS, {"metadata": {"name": f"p{n}", "namespace": "default"}, "spec": {}})
+            srv.create(
+                PODS,
+                {"metadata": {"name": f"p{n}", "namespace": "default"}, "spec": dict(POD_SPEC)},
+            )
         yield srv
 
 

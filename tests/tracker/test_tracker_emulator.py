@@ -40,7 +40,9 @@ def test_index_tracker_fires_once_after_three_kinds_synced_never_before(
     api_server: ApiServer, factory: SharedInformerFactory
 ) -> None:
     for i in range(4):
-        api_server.create(PODS, obj(f"p{i}", "default", spec={"containers": [{"name": "c"}]}))
+        api_server.create(
+            PODS, obj(f"p{i}", "default", spec={"containers": [{"name": "c", "image": "nginx"}]})
+        )
     for i in range(2):
         api_server.create(SERVICES, obj(f"s{i}", "default", spec={"ports": [{"port": 80}]}))
     api_server.create(CONFIGMAPS, configmap("c0", "default"))

@@ -528,6 +528,18 @@ class ApiServer:
         self._settings.sharded_list_and_watch = bool(enabled)
 
     @property
+    def validation(self) -> bool:
+        """Whether writes of built-in kinds are validated (422 Invalid, as a
+        real server refuses them) and converted (Secret ``stringData``,
+        canonical quantities and times); on by default. Off serves
+        benchmarks that compare against the cost without it."""
+        return self._storage.validation
+
+    @validation.setter
+    def validation(self, enabled: bool) -> None:
+        self._storage.validation = bool(enabled)
+
+    @property
     def watch_buffer_size(self) -> int:
         """Events buffered per watch before a slow consumer is disconnected
         (applies to watches opened afterwards)."""

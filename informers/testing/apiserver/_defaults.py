@@ -93,8 +93,8 @@ nobody reads them, and every stored pod would carry them (bigger lists, more
 objects for a client's garbage collector). Node ports are not allocated. An
 EndpointSlice without endpoints keeps what was written, where a real server
 answers ``endpoints: null`` (which the Python client's model rejects). A
-status given on create is kept (tests set one up that way), where a real
-server resets it for every kind but Node.
+status given on create is kept here: a POST drops it first (see
+:mod:`._validation`), the Python-side create keeps it to set a test up.
 
 Custom resources are left as they are. Objects are not validated here: a
 field of an unexpected type is left alone, never an error. Pure functions

@@ -1,30 +1,27 @@
 """What the API server does to an object on its way into storage: name and
 namespace checks, the fields it sets on create, defaults, ``generation``,
 the merge of an update with the stored object, namespaces' labels and
-finalizers, the resources a CustomResourceDefinition serves, cluster IPs and
-the marks of a pending deletion.
+finalizers, the resources a CustomResourceDefinition serves and the marks
+of a pending deletion (validation is :mod:`._validation`'s).
 
-Everything here is a function of its arguments except :class:`ClusterIPs`,
-which is not thread-safe: storage calls all of it under its lock. Arguments
-are never mutated unless a docstring says so.
+Everything here is a function of its arguments; storage calls all of it
+under its lock. Arguments are never mutated unless a docstring says so.
 """
 
 from __future__ import annotations
 
-import re
 import secrets
 import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from informers.testing.apiserver import _status
+from informers.testing.apiserver import _status, _validation
 from informers.testing.apiserver._defaults import apply_defaults
 from informers.wire.resources import CUSTOMRESOURCEDEFINITIONS, NAMESPACES, SERVICES, Resource
 
 __all__ = [
     "NO_STATUS_SUBRESOURCE",
-    "ClusterIPs",
     "awaits_finalize",
     "body_metadata",
     "crd_resources",
@@ -67,26 +64,7 @@ NO_STATUS_SUBRESOURCE = frozenset(
         "CustomResourceDefinition",
     }
 )
-#: Kinds whose name must be a DNS-1123 label rather than a subdomain.
-_LABEL_NAMED = frozenset({"Namespace", "Service"})
-
-_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
-_DNS1123_SUBDOMAIN = re.compile(
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z"
-)
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-
-_LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-    "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
-    "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-    "'-' or '.', and must start and end with an alphanumeric character (e.g. "
-    "'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
 
 
 def _now() -> str:
@@ -102,21 +80,9 @@ def generate_name(prefix: str) -> str:
 
 
 def validate_name(resource: Resource, name: str) -> None:
-    """422 Invalid unless ``name`` is a DNS-1123 label (Namespaces and
-    Services) or subdomain (every other kind)."""
-    if resource.kind in _LABEL_NAMED:
-        ok, msg, limit = _DNS1123_LABEL.match(name), _LABEL_MSG, 63
-    else:
-        ok, msg, limit = _DNS1123_SUBDOMAIN.match(name), _SUBDOMAIN_MSG, 253
-    if len(name) > limit:
-        ok, msg = None, f"must be no more than {limit} characters"
-    if not ok:
-        raise _status.invalid(
-            resource.group,
-            resource.kind,
-            name,
-            [("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {msg}')],
-        )
+    """422 Invalid unless ``name`` follows the kind's name rule (see
+    :func:`._validation.meta.name_errors`)."""
+    _validation.validate_name(resource, name)
 
 
 def body_metadata(obj: Any) -> dict[str, Any]:
@@ -212,33 +178,6 @@ def fill_namespace(obj: dict[str, Any]) -> None:
     spec.setdefault("finalizers", ["kubernetes"])
     obj["spec"] = spec
     obj["status"] = {"phase": "Active"}
-
-
-class ClusterIPs:
-    """Hands out Service cluster IPs from 10.96.0.0/12; addresses are not
-    reused. Not thread-safe (storage calls it under its lock)."""
-
-    def __init__(self) -> None:
-        #: The next address to hand out, as an offset into the range.
-        self._next = 10
-
-    def assign(self, service: dict[str, Any], dry_run: bool) -> None:
-        """Give ``service`` (changed in place) a cluster IP unless it has one
-        (ExternalName Services get none); a dry run uses none up."""
-        spec = service.get("spec")
-        if not isinstance(spec, dict) or spec.get("type") == "ExternalName":
-            return
-        if not spec.get("clusterIP"):
-            n = self._next
-            if n % 256 == 0:
-                n += 1
-            if not dry_run:
-                self._next = n + 1
-            spec = dict(spec)
-            spec["clusterIP"] = f"10.{96 + (n >> 16) % 16}.{(n >> 8) % 256}.{n % 256}"
-            service["spec"] = spec
-        if spec.get("clusterIP") and not spec.get("clusterIPs"):
-            service["spec"] = {**spec, "clusterIPs": [spec["clusterIP"]]}
 
 
 def crd_resources(crd: dict[str, Any]) -> tuple[list[Resource], bool, dict[str, Any]]:
@@ -419,6 +358,9 @@ def deletion_marked(obj: dict[str, Any], rv: int, *, terminating: bool) -> dict[
         "deletionGracePeriodSeconds": 0,
         "resourceVersion": str(rv),
     }
+    generation = obj["metadata"].get("generation")
+    if isinstance(generation, int) and generation > 0:  # the deletion is a change of intent
+        new["metadata"]["generation"] = generation + 1
     if terminating:
         new["status"] = {**(obj.get("status") or {}), "phase": "Terminating"}
     return new

@@ -80,6 +80,24 @@ class Storage:
         with self._cond:
             return self._history.lookup(group, version, plural)
 
+    def is_builtin(self, resource: Resource) -> bool:
+        """Whether ``resource`` is a built-in kind (not a custom resource)."""
+        with self._cond:
+            kind = self._history.find(resource)
+            return kind is not None and kind.builtin
+
+    @property
+    def validation(self) -> bool:
+        """Whether writes of built-in kinds are validated and converted
+        (see :mod:`._validation`); on by default."""
+        with self._cond:
+            return self._writes.validation
+
+    @validation.setter
+    def validation(self, value: bool) -> None:
+        with self._cond:
+            self._writes.validation = bool(value)
+
     def has_status_subresource(self, resource: Resource) -> bool:
         with self._cond:
             kind = self._history.find(resource)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from informers.testing.apiserver import _validation
 from informers.testing.apiserver._exchange import Reply, Request, dry_run, field_manager
 from informers.testing.apiserver._schema.hooks import decode_checked
 from informers.testing.apiserver._storage import Storage
@@ -28,12 +29,31 @@ class WriteVerbs:
     ) -> None:
         """POST to a collection: 201 with the stored object."""
         dry = dry_run(request)
-        obj, headers = decode_checked(request, resource)
+        obj, headers = self._checked_body(request, resource, create=True)
         stored = self._storage.create(
             resource, obj, namespace, dry_run=dry, manager=field_manager(request)
         )
         log.debug("created %s %s rv=%s", resource, stored.key, stored.rv)
         reply.send(201, stored.full_json, headers=headers)
+
+    def _checked_body(
+        self, request: Request, resource: Resource, *, create: bool
+    ) -> tuple[Any, dict[str, str]]:
+        """The request's body after field validation, and the headers its
+        answer carries (warnings); 400 when it names another kind than the
+        URL. A create drops the status of a kind with a status subresource."""
+        if create:
+            obj, headers = decode_checked(request, resource)
+        else:
+            obj, headers = decode_checked(request, resource, "UpdateOptions")
+        storage = self._storage
+        builtin = storage.is_builtin(resource)
+        _validation.check_body_kind(resource, obj, builtin=builtin)
+        if create:
+            obj = _validation.drop_create_status(
+                obj, status_subresource=storage.has_status_subresource(resource), kind=resource.kind
+            )
+        return obj, headers
 
     def replace(
         self,
@@ -46,7 +66,7 @@ class WriteVerbs:
         subresource: str,
     ) -> None:
         """PUT of an object (``subresource`` "") or of its status."""
-        obj, headers = decode_checked(request, resource, "UpdateOptions")
+        obj, headers = self._checked_body(request, resource, create=False)
         self.store(
             reply,
             resource,

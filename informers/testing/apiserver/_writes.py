@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypedDict
 
-from informers.testing.apiserver import _events_view, _rules, _status
+from informers.testing.apiserver import _events_view, _rules, _status, _validation
 from informers.testing.apiserver._apply import record_update
 from informers.testing.apiserver._apply.operations import Target
 from informers.testing.apiserver._filtering import Predicate
@@ -58,7 +58,9 @@ class ObjectWrites:
         self._target = target
         self._history = history
         self._watches = watches
-        self._cluster_ips = _rules.ClusterIPs()
+        self._cluster_ips = _validation.ServiceIPs()
+        #: Validate and convert built-in kinds (see :mod:`._validation`).
+        self.validation = True
 
     def unregister(self, group: str, plural: str) -> None:
         """Stop serving every version of ``plural.group``: its objects are
@@ -108,15 +110,23 @@ class ObjectWrites:
         if not name:
             name = _rules.generate_name(generate)
         _rules.validate_name(resource, name)
-        if ns and object_key("", ns) not in history.kind(NAMESPACES).objects:
+        ns_stored = history.kind(NAMESPACES).objects.get(object_key("", ns)) if ns else None
+        if ns and ns_stored is None:
             raise _status.not_found(NAMESPACES, ns)
+        if ns_stored is not None:
+            _validation.check_namespace_open(resource, ns_stored.obj, name)
         key = object_key(ns, name)
         if key in kind.objects:
             raise _status.already_exists(resource, name)
         rv = history.rv + 1
         new = _rules.new_object(resource, kind.builtin, obj, meta, namespace=ns, name=name, rv=rv)
+        if self.validation and kind.builtin:
+            new = _validation.convert(resource, new)
+        problems: list[tuple[str, str, str]] = []
         if kind.builtin and resource == SERVICES:
-            self._cluster_ips.assign(new, dry_run)
+            self._cluster_ips.assign(new, dry_run, problems)
+        if self.validation or problems:
+            _validation.validate_create(resource, kind.builtin, new, problems)
         record_update(None, new, manager=manager, target=self._target(resource))
         if dry_run:  # validated and built, not stored
             del new["metadata"]["resourceVersion"]
@@ -182,6 +192,12 @@ class ObjectWrites:
             subresource=subresource,
             keep_status=keep_status,
         )
+        if self.validation:
+            if kind.builtin:
+                new = _validation.convert(resource, new)
+            _validation.validate_update(
+                resource, kind.builtin, new, old.obj, subresource=subresource
+            )
         record_update(
             old.obj,
             new,
@@ -231,6 +247,8 @@ class ObjectWrites:
         old = kind.objects.get(key)
         if old is None:
             raise _status.not_found(resource, name)
+        if resource == NAMESPACES:
+            _validation.check_namespace_delete(resource, name)
         old_meta = old.obj["metadata"]
         if precondition_uid and precondition_uid != old_meta["uid"]:
             raise _rules.precondition_failed(resource, name, "UID", precondition_uid, old_meta)
@@ -278,6 +296,8 @@ class ObjectWrites:
         return final, True
 
     def _after_delete(self, resource: Resource, obj: dict[str, Any]) -> None:
+        if resource == SERVICES:
+            self._cluster_ips.release(obj)
         if resource == CUSTOMRESOURCEDEFINITIONS:
             spec = obj.get("spec") or {}
             group, plural = spec.get("group", ""), (spec.get("names") or {}).get("plural", "")

@@ -135,6 +135,12 @@ def pod(name: str, ns: str = "default", **labels: str) -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": ns, "labels": labels}, "spec": {"n": 1}}
 
 
+def api_pod(name: str, ns: str = "default", **labels: str) -> dict[str, Any]:
+    """A pod the API server accepts (one container, image ``app:1``)."""
+    spec = {"containers": [{"name": "app", "image": "app:1"}]}
+    return {"metadata": {"name": name, "namespace": ns, "labels": labels}, "spec": spec}
+
+
 def test_store_basics_and_errors() -> None:
     store = CompactStore(indexers={NAMESPACE_INDEX: namespace_index}, hot_objects=2)
     assert isinstance(store, InformerStore)
@@ -488,7 +494,7 @@ def test_informer_with_the_compact_store_over_the_emulator(api_server: ApiServer
     for ns in ("a", "b"):
         api_server.create("namespaces", {"metadata": {"name": ns}})
     for i in range(30):
-        body = pod(f"p{i}", "a" if i % 3 else "b", app=f"app{i % 4}")
+        body = api_pod(f"p{i}", "a" if i % 3 else "b", app=f"app{i % 4}")
         body["metadata"]["managedFields"] = [{"manager": "test", "operation": "Update"}]
         api_server.create(PODS, body)
     client = api_server.api_client()
@@ -531,19 +537,20 @@ def test_informer_with_the_compact_store_over_the_emulator(api_server: ApiServer
         # changes arrive: an update hands the handler the old version
         old = store.get_by_key("a/p1")
         assert old is not None
-        updated = api_server.update(PODS, {**old, "spec": {**old["spec"], "n": 2}})
+        changed = {**old["spec"]["containers"][0], "image": "app:2"}
+        updated = api_server.update(PODS, {**old, "spec": {**old["spec"], "containers": [changed]}})
         api_server.delete(PODS, "p2", "a")
         assert informer.wait_for_resource_version(api_server.resource_version, 30)
         assert informer.wait_idle(30)
         now = store.get_by_key("a/p1")
         assert now is not None
-        assert now["spec"]["n"] == 2
+        assert now["spec"]["containers"][0]["image"] == "app:2"
         assert now["metadata"]["resourceVersion"] == updated["metadata"]["resourceVersion"]
         assert store.get_by_key("a/p2") is None
         assert store.index_keys(NAMESPACE_INDEX, "a").count("a/p2") == 0
         olds = [o for o, n in seen if n["metadata"]["name"] == "p1"]
         assert olds
-        assert olds[-1]["spec"]["n"] == 1
+        assert olds[-1]["spec"]["containers"][0]["image"] == "app:1"
     finally:
         informer.stop()
         client.close()
@@ -552,7 +559,7 @@ def test_informer_with_the_compact_store_over_the_emulator(api_server: ApiServer
 def test_factory_store_option(api_server: ApiServer) -> None:
     api_server.create("namespaces", {"metadata": {"name": "a"}})
     for i in range(5):
-        api_server.create(PODS, pod(f"p{i}", "a"))
+        api_server.create(PODS, api_pod(f"p{i}", "a"))
     client = api_server.api_client()
     factory = SharedInformerFactory(client, store=CompactStore, transform=strip_managed_fields)
     try:

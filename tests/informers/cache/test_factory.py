@@ -22,6 +22,7 @@ from informers.errors import (
 from informers.rest.listwatch import ListOptions, discover_resource
 from informers.testing import ApiServer
 from informers.wire.resources import CONFIGMAPS, DEPLOYMENTS, PODS, Resource
+from tests.helpers import POD_SPEC
 
 
 @pytest.fixture
@@ -32,7 +33,9 @@ def client(api_server: ApiServer) -> Iterator[Any]:
 
 
 def test_factory_shares_informers_and_syncs(api_server: ApiServer, client: Any) -> None:
-    api_server.create(PODS, {"metadata": {"name": "a", "labels": {"app": "web"}}, "spec": {}})
+    api_server.create(
+        PODS, {"metadata": {"name": "a", "labels": {"app": "web"}}, "spec": dict(POD_SPEC)}
+    )
     api_server.create(CONFIGMAPS, {"metadata": {"name": "c"}})
     factory = SharedInformerFactory(client)
     try:
@@ -57,9 +60,13 @@ def test_factory_shares_informers_and_syncs(api_server: ApiServer, client: Any) 
 
 
 def test_factory_namespace_tweak_and_transform(api_server: ApiServer, client: Any) -> None:
-    api_server.create(PODS, {"metadata": {"name": "a", "labels": {"keep": "yes"}}, "spec": {}})
-    api_server.create(PODS, {"metadata": {"name": "b"}, "spec": {}})
-    api_server.create(PODS, {"metadata": {"name": "k", "namespace": "kube-system"}, "spec": {}})
+    api_server.create(
+        PODS, {"metadata": {"name": "a", "labels": {"keep": "yes"}}, "spec": dict(POD_SPEC)}
+    )
+    api_server.create(PODS, {"metadata": {"name": "b"}, "spec": dict(POD_SPEC)})
+    api_server.create(
+        PODS, {"metadata": {"name": "k", "namespace": "kube-system"}, "spec": dict(POD_SPEC)}
+    )
 
     def tweak(options: ListOptions) -> ListOptions:
         return replace(options, label_selector="keep=yes")
@@ -103,7 +110,7 @@ def test_wait_for_cache_sync_says_why(api_server: ApiServer, client: Any) -> Non
 
 
 def test_handlers_on_factory_informer(api_server: ApiServer, client: Any) -> None:
-    api_server.create(PODS, {"metadata": {"name": "a"}, "spec": {}})
+    api_server.create(PODS, {"metadata": {"name": "a"}, "spec": dict(POD_SPEC)})
     seen: list[str] = []
     factory = SharedInformerFactory(client, reflector_config=None)
     try:
@@ -223,7 +230,7 @@ def test_a_failure_that_cannot_heal_is_reported_once_with_what_to_check(
 
 
 def test_fail_fast_stops_an_informer_that_cannot_heal(api_server: ApiServer, client: Any) -> None:
-    api_server.create(PODS, {"metadata": {"name": "a"}, "spec": {}})
+    api_server.create(PODS, {"metadata": {"name": "a"}, "spec": dict(POD_SPEC)})
     factory = SharedInformerFactory(client, fail_fast=True)
     try:
         pods = factory.pods()

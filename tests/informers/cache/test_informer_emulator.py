@@ -24,6 +24,12 @@ from tests.helpers import new_pod
 FAST = ReflectorConfig(description="pods", min_watch_timeout=30, watch_list_deadline=1.0)
 
 
+def _annotated(obj: dict[str, Any], n: int) -> dict[str, Any]:
+    """``obj`` with annotation ``n`` set to ``n``: an update that changes it."""
+    meta = {**obj["metadata"], "annotations": {"n": str(n)}}
+    return {**obj, "metadata": meta}
+
+
 def fast_backoff() -> BackoffManager:
     return BackoffManager(initial=0.01, cap=0.05)
 
@@ -117,7 +123,7 @@ def test_initial_sync_and_delivery_order(api_server: ApiServer, client: Any) -> 
         assert len(inf.get_store().list()) == 30
         obj = api_server.get(PODS, "p01")
         for n in range(5):
-            obj = api_server.update(PODS, {**obj, "spec": {"n": n}})
+            obj = api_server.update(PODS, _annotated(obj, n))
         api_server.delete(PODS, "p01")
         converge(inf, api_server, rec)
         with rec.lock:
@@ -345,7 +351,7 @@ def test_replaying_server_does_not_move_cache_back(api_server: ApiServer, client
         assert inf.wait_synced(10)
         obj = created
         for n in range(3):
-            obj = api_server.update(PODS, {**obj, "spec": {"n": n}})
+            obj = api_server.update(PODS, _annotated(obj, n))
         converge(inf, api_server)
         api_server.replay_events_from(int(created["metadata"]["resourceVersion"]))
         api_server.drop_watches()

@@ -32,7 +32,9 @@ def test_the_store_has_what_a_write_returned(api_server: ApiServer, client: Any)
         assert int(informer.applied_resource_version()) >= int(
             written["metadata"]["resourceVersion"]
         )
-        updated = api_server.update(PODS, {**written, "spec": {"nodeName": "n1"}})
+        updated = api_server.update(
+            PODS, {**written, "spec": {**written["spec"], "nodeName": "n1"}}
+        )
         assert informer.wait_for_resource_version(updated["metadata"]["resourceVersion"], 10)
         assert informer.get_store().get_by_key("default/p19")["spec"]["nodeName"] == "n1"
     finally:

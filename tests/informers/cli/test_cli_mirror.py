@@ -18,6 +18,7 @@ from informers.cli import EXIT_INTERRUPTED, main
 from informers.testing import ApiServer
 from informers.testing.apiserver._kubeconfig import write_kubeconfig
 from informers.wire.resources import DEPLOYMENTS, NAMESPACES, PODS
+from tests.helpers import POD_SPEC
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -61,7 +62,7 @@ def test_mirror_a_served_emulator_through_a_kubeconfig(
     with ApiServer() as server:
         server.create(NAMESPACES, {"metadata": {"name": "shop"}})
         for name in ("a", "b", "c"):
-            pod = {"metadata": {"name": name}, "spec": {"nodeName": "n1", "containers": []}}
+            pod = {"metadata": {"name": name}, "spec": {"nodeName": "n1", **POD_SPEC}}
             server.create(PODS, pod, "shop")
         server.create(
             DEPLOYMENTS,
@@ -69,7 +70,7 @@ def test_mirror_a_served_emulator_through_a_kubeconfig(
                 "metadata": {"name": "web"},
                 "spec": {
                     "selector": {"matchLabels": {"app": "web"}},
-                    "template": {"metadata": {"labels": {"app": "web"}}, "spec": {}},
+                    "template": {"metadata": {"labels": {"app": "web"}}, "spec": dict(POD_SPEC)},
                 },
             },
             "shop",

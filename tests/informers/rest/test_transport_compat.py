@@ -25,6 +25,7 @@ from informers.testing import ApiServer
 from informers.testing.apiserver import _server
 from informers.testing.apiserver._kubeconfig import DUMMY_TOKEN, write_kubeconfig
 from informers.wire.resources import CONFIGMAPS, LEASES, PODS
+from tests.helpers import POD_SPEC
 
 
 class OldApiClient(kubernetes.client.ApiClient):  # type: ignore[misc]
@@ -110,14 +111,14 @@ def client(request: pytest.FixtureRequest, api_server: ApiServer, tmp_path: Path
 
 
 def _list_and_watch(api_server: ApiServer, lw: HTTPListerWatcher) -> None:
-    api_server.create(PODS, {"metadata": {"name": "a"}, "spec": {}})
+    api_server.create(PODS, {"metadata": {"name": "a"}, "spec": dict(POD_SPEC)})
     listed = lw.list(ListOptions(limit=10))
     assert [p["metadata"]["name"] for p in listed["items"]] == ["a"]
     stream = lw.watch(
         ListOptions(resource_version=listed["metadata"]["resourceVersion"], timeout_seconds=30)
     )
     try:
-        api_server.create(PODS, {"metadata": {"name": "b"}, "spec": {}})
+        api_server.create(PODS, {"metadata": {"name": "b"}, "spec": dict(POD_SPEC)})
         event = next(iter(stream))
     finally:
         stream.stop()

@@ -36,7 +36,8 @@ from tracker.mirror.relist import RelistChange
 from tracker.syncapi import ObjectKey
 
 NAMESPACES = ["ns-0", "ns-1"]
-COLUMNS = [Column("node", "spec.nodeName")]
+#: The node a pod is labelled with (a pod's spec.nodeName cannot change).
+COLUMNS = [Column("node", "metadata.labels.node")]
 
 
 # ------------------------------------------------------------------ helpers
@@ -44,8 +45,8 @@ COLUMNS = [Column("node", "spec.nodeName")]
 
 def new_pod(name: str, node: str = "n1") -> dict[str, Any]:
     return {
-        "metadata": {"name": name},
-        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx"}]},
+        "metadata": {"name": name, "labels": {"node": node}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
     }
 
 
@@ -285,7 +286,7 @@ def test_a_later_relist_is_batched_and_rows_equal_the_api(
             server.create("pods", new_pod(f"p{i}", node="late"), NAMESPACES[i % 2])
         server.delete("pods", "p0", "ns-0")
         obj = server.get("pods", "p1", "ns-1")
-        obj["spec"]["nodeName"] = "moved"
+        obj["metadata"]["labels"]["node"] = "moved"
         server.update("pods", obj)
         server.compact()
         server.drop_watches()

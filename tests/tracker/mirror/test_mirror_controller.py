@@ -55,12 +55,13 @@ def api_client(server: ApiServer) -> Iterator[Any]:
 
 def new_pod(name: str, node: str = "n1", **metadata: Any) -> dict[str, Any]:
     return {
-        "metadata": {"name": name, **metadata},
-        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx"}]},
+        "metadata": {"name": name, "labels": {"node": node}, **metadata},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
     }
 
 
-COLUMNS = [Column("node", "spec.nodeName")]
+#: The node a pod is labelled with (a pod's spec.nodeName cannot change).
+COLUMNS = [Column("node", "metadata.labels.node")]
 
 
 # ------------------------------------------------------------ reconciler
@@ -239,7 +240,7 @@ def test_churn_with_api_faults_converges(
             elif roll < 0.7:
                 ns, name = rng.choice(sorted(names))
                 obj = server.get("pods", name, ns)
-                obj["spec"]["nodeName"] = f"moved-{step}"
+                obj["metadata"]["labels"]["node"] = f"moved-{step}"
                 server.update("pods", obj)
             elif roll < 0.9:
                 ns, name = rng.choice(sorted(names))
@@ -254,7 +255,7 @@ def test_churn_with_api_faults_converges(
         assert len(rows) == len(names)
         assert {r.key for r in rows.values()} == {ObjectKey(ns, n) for ns, n in names}
         assert all(
-            r.columns["node"] == api_objects(server)[r.key]["spec"]["nodeName"]
+            r.columns["node"] == api_objects(server)[r.key]["metadata"]["labels"]["node"]
             for r in rows.values()
         )
 
@@ -290,7 +291,7 @@ def test_read_errors_requeue_and_never_delete(
         run.converge(server)
         server.fail_next(3, 500, path_prefix="/api/v1/namespaces/ns-0/pods/a")
         obj = server.get("pods", "a", "ns-0")
-        obj["spec"]["nodeName"] = "n9"
+        obj["metadata"]["labels"]["node"] = "n9"
         server.update("pods", obj)
         assert run.reconciles.wait_failures(3, 30)
         assert store.get("ns-0/a") is not None  # never deleted on a read error
@@ -321,7 +322,7 @@ def test_a_restart_resumes_from_the_database(
     server.delete("pods", "p0", "ns-0")
     server.create("pods", new_pod("new"), "ns-1")
     obj = server.get("pods", "p1", "ns-1")
-    obj["spec"]["nodeName"] = "elsewhere"
+    obj["metadata"]["labels"]["node"] = "elsewhere"
     server.update("pods", obj)
     with Running(database.store(PODS, COLUMNS), api_client) as third:
         third.converge(server)
@@ -383,7 +384,7 @@ def test_postgres_restarted_mid_run_converges(
                     server.create("pods", new_pod(f"p{i}"), NAMESPACES[i % 3])
                 server.delete("pods", "p0", "ns-0")
                 obj = server.get("pods", "p1", "ns-1")
-                obj["spec"]["nodeName"] = "n7"
+                obj["metadata"]["labels"]["node"] = "n7"
                 server.update("pods", obj)
                 assert run.reconciles.wait_failures(8, 30)  # each change failed at least once
             finally:

@@ -293,9 +293,10 @@ def test_list_field_selector_metadata_fields(core: client.CoreV1Api, ns: str) ->
 
 
 def test_list_field_selector_pod_node_name_and_phase(core: client.CoreV1Api, ns: str) -> None:
-    body = {"metadata": {"name": "p1"}, "spec": {"nodeName": "n1", "containers": []}}
+    containers = [{"name": "c", "image": "nginx"}]
+    body = {"metadata": {"name": "p1"}, "spec": {"nodeName": "n1", "containers": containers}}
     core.create_namespaced_pod(ns, body)
-    core.create_namespaced_pod(ns, {"metadata": {"name": "p2"}, "spec": {"containers": []}})
+    core.create_namespaced_pod(ns, {"metadata": {"name": "p2"}, "spec": {"containers": containers}})
     core.patch_namespaced_pod_status("p2", ns, {"status": {"phase": "Running"}})
     on_node = core.list_namespaced_pod(ns, field_selector="spec.nodeName=n1")
     assert [p.metadata.name for p in on_node.items] == ["p1"]

@@ -32,13 +32,22 @@ TEMPLATE = {
     "metadata": {"labels": {"app": "web"}},
     "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]},
 }
+#: A Job's pods must not restart in place.
+JOB_TEMPLATE = {**TEMPLATE, "spec": {**TEMPLATE["spec"], "restartPolicy": "Never"}}
+SELECTOR = {"matchLabels": {"app": "web"}}
 
 
 def test_secret_type_defaults_to_opaque(server: ApiServer, core: client.CoreV1Api, ns: str) -> None:
     made = core.create_namespaced_secret(ns, {"metadata": {"name": "s"}, "data": {}})
     assert made.type == "Opaque"
     typed = server.create(
-        SECRETS, {"metadata": {"name": "t"}, "type": "kubernetes.io/tls", "data": {}}, ns
+        SECRETS,
+        {
+            "metadata": {"name": "t"},
+            "type": "kubernetes.io/tls",
+            "data": {"tls.crt": "Y2VydA==", "tls.key": "a2V5"},
+        },
+        ns,
     )
     assert typed["type"] == "kubernetes.io/tls"
 
@@ -118,10 +127,10 @@ def test_deployment_defaults_and_put_of_the_manifest_is_a_no_op(
 @pytest.mark.parametrize(
     ("resource", "spec", "expected"),
     [
-        (REPLICASETS, {"template": TEMPLATE}, {"replicas": 1}),
+        (REPLICASETS, {"selector": SELECTOR, "template": TEMPLATE}, {"replicas": 1}),
         (
             STATEFULSETS,
-            {"template": TEMPLATE},
+            {"selector": SELECTOR, "template": TEMPLATE},
             {
                 "replicas": 1,
                 "podManagementPolicy": "OrderedReady",
@@ -130,7 +139,7 @@ def test_deployment_defaults_and_put_of_the_manifest_is_a_no_op(
         ),
         (
             DAEMONSETS,
-            {"template": TEMPLATE},
+            {"selector": SELECTOR, "template": TEMPLATE},
             {
                 "updateStrategy": {
                     "type": "RollingUpdate",
@@ -146,12 +155,12 @@ def test_deployment_defaults_and_put_of_the_manifest_is_a_no_op(
         ),
         (
             JOBS,
-            {"template": TEMPLATE},
+            {"template": JOB_TEMPLATE},
             {"completions": 1, "parallelism": 1, "backoffLimit": 6, "suspend": False},
         ),
         (
             CRONJOBS,
-            {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": TEMPLATE}}},
+            {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": JOB_TEMPLATE}}},
             {"concurrencyPolicy": "Allow", "successfulJobsHistoryLimit": 3},
         ),
     ],

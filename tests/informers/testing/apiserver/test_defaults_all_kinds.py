@@ -381,7 +381,7 @@ def test_a_job_selects_its_pods_by_its_uid(server: ApiServer, ns: str) -> None:
     # A user's template labels become the job's labels (without the generated ones).
     labelled = server.create(
         JOBS,
-        {"metadata": {"name": "l"}, "spec": {"template": {**JOB_POD, **TEMPLATE}}},
+        {"metadata": {"name": "l"}, "spec": {"template": {**TEMPLATE, "spec": JOB_POD["spec"]}}},
         ns,
     )
     assert labelled["metadata"]["labels"] == {"app": "web"}

@@ -20,7 +20,7 @@ from informers.wire.resources import (
 )
 
 TEMPLATE = {
-    "metadata": {"labels": {"app": "web"}},
+    "metadata": {"labels": {"app": "web", "tier": "front"}},
     "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]},
 }
 SELECTOR = {

@@ -239,7 +239,10 @@ def test_a_stale_cache_never_moves_a_finished_pod_back_to_running() -> None:
             return self._indexer
 
     with ApiServer() as server:
-        job = server.create(JOBS, {"metadata": {"name": "j"}, "spec": {"template": {}}}, "default")
+        template = {"spec": {**pod("t")["spec"], "restartPolicy": "Never"}}
+        job = server.create(
+            JOBS, {"metadata": {"name": "j"}, "spec": {"template": template}}, "default"
+        )
         owner = {
             "apiVersion": "batch/v1",
             "kind": "Job",
@@ -303,8 +306,14 @@ def test_a_stale_cache_never_deletes_a_dependent_that_was_just_orphaned() -> Non
             "uid": "gone-uid",
             "controller": True,
         }
+        spec = {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod("t")["spec"]},
+        }
         stale = server.create(
-            REPLICASETS, {"metadata": {"name": "rs", "ownerReferences": [owner]}}, "default"
+            REPLICASETS,
+            {"metadata": {"name": "rs", "ownerReferences": [owner]}, "spec": spec},
+            "default",
         )
         api_client = server.api_client()
         try:

@@ -14,6 +14,7 @@ import pytest
 from informers.testing import ApiServer
 from informers.toolkit.events import EventRecorder
 from informers.wire.resources import PODS
+from tests.helpers import new_pod
 
 pytestmark = pytest.mark.kubectl
 
@@ -36,7 +37,7 @@ def _kubectl(server: ApiServer, tmp_path: Path, *args: str) -> str:
 
 def test_kubectl_events_shows_the_counts(tmp_path: Path) -> None:
     with ApiServer() as server:
-        pod = server.create(PODS, {"metadata": {"name": "web", "namespace": "default"}})
+        pod = server.create(PODS, new_pod("web"))
         api = server.api_client()
         try:
             with EventRecorder(api, "shop-controller") as recorder:

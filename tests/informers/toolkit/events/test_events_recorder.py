@@ -22,6 +22,7 @@ from informers.toolkit.events import (
     EventRecorder,
 )
 from informers.wire.resources import NODES, PODS, Resource
+from tests.helpers import new_pod
 
 EVENTS_K8S_IO = Resource("events.k8s.io", "v1", "events", "Event")
 EVENTS_PATH = "/api/v1/namespaces/default/events"
@@ -41,7 +42,7 @@ def api(server: ApiServer) -> Iterator[Any]:
 
 
 def _pod(server: ApiServer, name: str = "web") -> dict[str, Any]:
-    return server.create(PODS, {"metadata": {"name": name, "namespace": "default"}})
+    return server.create(PODS, new_pod(name))
 
 
 def _events(server: ApiServer, resource: Resource | str = "events") -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ from informers.toolkit.workqueue import (
 )
 from informers.util.clock import REAL_CLOCK
 from informers.wire.resources import CONFIGMAPS, PODS, REPLICASETS
-from tests.helpers import new_pod
+from tests.helpers import POD_SPEC, new_pod
 
 R = Request
 MakeInformer = Callable[..., SharedIndexInformer]
@@ -47,7 +47,7 @@ def replica_set(name: str, ns: str = "default") -> dict[str, Any]:
         "spec": {
             "replicas": 2,
             "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": []}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": {**POD_SPEC}},
         },
     }
 
@@ -137,7 +137,7 @@ def test_generation_changed_skips_status_updates(
         assert controller.wait_idle(10)
         assert rec.count(R("default", "web")) == 1
         current = api_server.get(PODS, "web")
-        current["spec"] = {"containers": [{"name": "c", "image": "nginx:2"}]}
+        current["spec"]["containers"][0]["image"] = "nginx:2"
         api_server.update(PODS, current)
         assert rec.wait_for(lambda calls: sum(r == R("default", "web") for r, _ in calls) == 2)
     finally:

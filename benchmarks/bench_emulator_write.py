@@ -1,0 +1,204 @@
+"""The cost of a write in the emulator now that it validates and records
+``managedFields``, against the same write without them, measured side by
+side in one run.
+
+A write is a create and then an update (a PUT changing one env value) of a
+realistic Deployment (~100 fields: labels, annotations, a container with
+ports, env and resources), deleted again so each round starts alike. Three
+variants, interleaved round by round on one storage:
+
+- ``bare``: validation off (``Storage.validation``), no field manager -- the
+  emulator before issue 32;
+- ``managed``: validation off, managedFields recorded -- the emulator at
+  d6609c9 (server-side apply merged, no validation);
+- ``now``: validation (and conversion) on, managedFields recorded.
+
+Reported: ``now`` as a ratio to ``bare`` and to ``managed`` (target: within
+1.5x of ``bare``), at the storage (no HTTP) and over HTTP (``managed`` vs
+``now``: every HTTP write names a field manager).
+
+    PYTHONPATH=. python -m benchmarks.bench_emulator_write [--rounds 5] [--writes 200]
+    python -m pytest benchmarks/bench_emulator_write.py --benchmark-enable
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import urllib3
+from bench_apply import deployment
+
+from informers.testing import ApiServer
+from informers.testing.apiserver._storage import Storage
+from informers.wire.resources import DEPLOYMENTS
+
+TARGET = 1.5
+PATH = "/apis/apps/v1/namespaces/default/deployments"
+
+
+def changed(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with its second env value changed (copied along that path
+    only: stored objects are never mutated, so the rest is shared)."""
+    spec = obj["spec"]
+    template = spec["template"]
+    container = template["spec"]["containers"][0]
+    env = list(container["env"])
+    env[1] = {**env[1], "value": "changed"}
+    containers = [{**container, "env": env}, *template["spec"]["containers"][1:]]
+    pod_spec = {**template["spec"], "containers": containers}
+    return {**obj, "spec": {**spec, "template": {**template, "spec": pod_spec}}}
+
+
+class StorageWriter:
+    """Creates, updates and deletes the Deployment straight on a storage."""
+
+    def __init__(self) -> None:
+        self.storage = Storage()
+        self.count = 0
+
+    def write(self, *, validation: bool, manager: str | None) -> None:
+        storage = self.storage
+        storage.validation = validation
+        self.count += 1
+        body = deployment(self.count)
+        made = storage.create(DEPLOYMENTS, body, "default", manager=manager)
+        storage.update(DEPLOYMENTS, changed(made.obj), "default", "web", manager=manager)
+        storage.delete(DEPLOYMENTS, "web", "default")
+
+
+class HttpWriter:
+    """The same write through the HTTP path (POST, PUT, DELETE)."""
+
+    def __init__(self, server: ApiServer) -> None:
+        self.server = server
+        self.http = urllib3.PoolManager(maxsize=1)
+        self.count = 0
+
+    def write(self, *, validation: bool) -> None:
+        self.server.validation = validation
+        self.count += 1
+        url = self.server.url + PATH
+        headers = {"Content-Type": "application/json"}
+        body = json.dumps(deployment(self.count)).encode()
+        made = self.http.request("POST", url, body=body, headers=headers)
+        assert made.status == 201, made.data
+        changed = json.loads(made.data)
+        changed["spec"]["template"]["spec"]["containers"][0]["env"][1]["value"] = "changed"
+        put = self.http.request(
+            "PUT", url + "/web", body=json.dumps(changed).encode(), headers=headers
+        )
+        assert put.status == 200, put.data
+        gone = self.http.request("DELETE", url + "/web")
+        assert gone.status == 200, gone.data
+
+    def close(self) -> None:
+        self.http.clear()
+
+
+def _time(call: Callable[[], None], writes: int) -> float:
+    start = time.perf_counter()
+    for _ in range(writes):
+        call()
+    return (time.perf_counter() - start) / writes
+
+
+def measure_storage(rounds: int, writes: int) -> dict[str, float]:
+    """Median seconds per write of each variant, at the storage."""
+    writer = StorageWriter()
+    variants: dict[str, Callable[[], None]] = {
+        "bare": lambda: writer.write(validation=False, manager=None),
+        "managed": lambda: writer.write(validation=False, manager="bench"),
+        "now": lambda: writer.write(validation=True, manager="bench"),
+    }
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for call in variants.values():
+        _time(call, writes // 4)  # warm up
+    # Short batches, many times over: the machine is shared, so a slow
+    # spell hits every variant alike and the medians stay comparable.
+    batch = max(1, writes // 10)
+    for _ in range(rounds * 10):
+        for name, call in variants.items():
+            times[name].append(_time(call, batch))
+    return {name: statistics.median(found) for name, found in times.items()}
+
+
+def measure_http(rounds: int, writes: int) -> dict[str, float]:
+    """Median seconds per write, over HTTP, without and with validation."""
+    times: dict[str, list[float]] = {"managed": [], "now": []}
+    with ApiServer() as server:
+        writer = HttpWriter(server)
+        try:
+            _time(lambda: writer.write(validation=True), writes // 4)
+            batch = max(1, writes // 10)
+            for _ in range(rounds * 10):
+                times["managed"].append(_time(lambda: writer.write(validation=False), batch))
+                times["now"].append(_time(lambda: writer.write(validation=True), batch))
+        finally:
+            writer.close()
+    return {name: statistics.median(found) for name, found in times.items()}
+
+
+@pytest.fixture
+def storage_writer() -> StorageWriter:
+    return StorageWriter()
+
+
+def test_write_now(benchmark: Any, ratios: Any, storage_writer: StorageWriter) -> None:
+    benchmark.pedantic(
+        lambda: storage_writer.write(validation=True, manager="bench"),
+        rounds=200,
+        iterations=1,
+        warmup_rounds=10,
+    )
+    ratios.record("emulator write (validation + managedFields) vs bare", "impl", benchmark, TARGET)
+    ratios.record("emulator write with validation vs without", "impl", benchmark, TARGET)
+
+
+def test_write_managed(benchmark: Any, ratios: Any, storage_writer: StorageWriter) -> None:
+    benchmark.pedantic(
+        lambda: storage_writer.write(validation=False, manager="bench"),
+        rounds=200,
+        iterations=1,
+        warmup_rounds=10,
+    )
+    ratios.record("emulator write with validation vs without", "floor", benchmark)
+
+
+def test_write_bare(benchmark: Any, ratios: Any, storage_writer: StorageWriter) -> None:
+    benchmark.pedantic(
+        lambda: storage_writer.write(validation=False, manager=None),
+        rounds=200,
+        iterations=1,
+        warmup_rounds=10,
+    )
+    ratios.record("emulator write (validation + managedFields) vs bare", "floor", benchmark)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--writes", type=int, default=200)
+    args = parser.parse_args()
+    found = measure_storage(args.rounds, args.writes)
+    print("storage, per create+update+delete:")
+    for name, seconds in found.items():
+        print(f"  {name:8s} {seconds * 1e6:9.1f} us")
+    ratio = found["now"] / found["bare"]
+    verdict = "met" if ratio <= TARGET else "MISSED"
+    print(f"  now/bare    {ratio:5.2f}x  (target <= {TARGET:.1f}x: {verdict})")
+    print(f"  now/managed {found['now'] / found['managed']:5.2f}x  (validation's share)")
+    over_http = measure_http(args.rounds, args.writes // 2)
+    print("HTTP, per POST+PUT+DELETE:")
+    for name, seconds in over_http.items():
+        print(f"  {name:8s} {seconds * 1e6:9.1f} us")
+    print(f"  now/managed {over_http['now'] / over_http['managed']:5.2f}x  (validation's share)")
+
+
+if __name__ == "__main__":
+    main()
