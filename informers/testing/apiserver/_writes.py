@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypedDict
 
-from informers.testing.apiserver import _rules, _status
+from informers.testing.apiserver import _crd, _rules, _status
 from informers.testing.apiserver._apply import record_update
 from informers.testing.apiserver._apply.operations import Target
 from informers.testing.apiserver._filtering import Predicate
@@ -114,6 +114,8 @@ class ObjectWrites:
             raise _status.already_exists(resource, name)
         rv = history.rv + 1
         new = _rules.new_object(resource, kind.builtin, obj, meta, namespace=ns, name=name, rv=rv)
+        if not kind.builtin:
+            new = _crd.admit(self._crd_of(resource), resource, new)
         if kind.builtin and resource == SERVICES:
             self._cluster_ips.assign(new, dry_run)
         record_update(None, new, manager=manager, target=self._target(resource))
@@ -128,13 +130,27 @@ class ObjectWrites:
         self._publish(kind, Event(rv, ADDED, stored, None))
         return stored
 
+    def _crd_of(self, resource: Resource) -> dict[str, Any] | None:
+        """The stored CustomResourceDefinition of ``resource``, if any."""
+        crds = self._history.find(CUSTOMRESOURCEDEFINITIONS)
+        stored = None if crds is None else crds.objects.get(_crd.crd_name(resource))
+        return None if stored is None else stored.obj
+
     def _register_crd(self, crd: dict[str, Any]) -> None:
-        """Serve what ``crd`` defines, and fill in its status (in place)."""
+        """Serve what ``crd`` defines, and fill in its status (in place);
+        stored objects get the defaults of its (new) schemas, as reads from
+        storage would apply them."""
         resources, status_sub, status = _rules.crd_resources(crd)
         for res in resources:
             kind = self._history.register(res)
             kind.status_subresource = kind.status_subresource or status_sub
         crd["status"] = status
+        if resources:
+            kind = self._history.kind(resources[0])
+            for key, stored in list(kind.objects.items()):
+                defaulted = _crd.read_defaults(crd, stored.obj)
+                if defaulted is not stored.obj:
+                    kind.put(Stored(defaulted, key, stored.rv, kind.builtin))
 
     def update(
         self,
@@ -181,6 +197,8 @@ class ObjectWrites:
             subresource=subresource,
             keep_status=keep_status,
         )
+        if not kind.builtin:
+            new = _crd.admit(self._crd_of(resource), resource, new)
         record_update(
             old.obj,
             new,
@@ -278,8 +296,18 @@ class ObjectWrites:
 
     def _after_delete(self, resource: Resource, obj: dict[str, Any]) -> None:
         if resource == CUSTOMRESOURCEDEFINITIONS:
+            # Its custom resources go first (finalizers or not), each with a
+            # DELETED event its watchers still receive; then the endpoints.
             spec = obj.get("spec") or {}
             group, plural = spec.get("group", ""), (spec.get("names") or {}).get("plural", "")
+            for kind in self._history.kinds():
+                if (kind.resource.group, kind.resource.plural) == (group, plural):
+                    for key in list(kind.keys()):
+                        self._history.rv += 1
+                        last = kind.objects[key]
+                        final = last.with_rv(self._history.rv)
+                        kind.remove(key)
+                        self._publish(kind, Event(final.rv, DELETED, final, last))
             self.unregister(group, plural)
 
     def _delete_namespace_contents(self, namespace: str) -> None:
