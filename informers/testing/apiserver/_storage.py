@@ -25,6 +25,7 @@ from typing import Any, Unpack
 
 from informers.testing.apiserver import _status
 from informers.testing.apiserver._apply import endpoint as _endpoint
+from informers.testing.apiserver._crd.jsonpath import set_path
 from informers.testing.apiserver._filtering import Predicate, as_seen
 from informers.testing.apiserver._history import History, ListOptions, ListResult, key_range
 from informers.testing.apiserver._stored import ADDED, Stored, object_key
@@ -201,9 +202,11 @@ class Storage:
         *,
         dry_run: bool = False,
         manager: str | None = None,
+        replicas_path: str = ".spec.replicas",
     ) -> Stored:
-        """Set ``spec.replicas`` of an object (a write to its ``scale``
-        subresource), keeping everything else. A non-empty
+        """Set ``spec.replicas`` (or the field at ``replicas_path``, a
+        custom resource's ``specReplicasPath``) of an object (a write to its
+        ``scale`` subresource), keeping everything else. A non-empty
         ``resource_version`` must be the object's (else 409 Conflict).
         ``manager`` records the write as one through ``scale``."""
         with self._writing() as writes:
@@ -213,9 +216,7 @@ class Storage:
                 raise _status.not_found(resource, name)
             if resource_version and resource_version != old.obj["metadata"]["resourceVersion"]:
                 raise _status.conflict(resource, name)
-            obj = dict(old.obj)
-            spec = obj.get("spec")
-            obj["spec"] = {**(spec if isinstance(spec, dict) else {}), "replicas": replicas}
+            obj = set_path(old.obj, replicas_path, replicas)
             return writes.update(
                 resource,
                 obj,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from informers.testing.apiserver import _discovery, _openapi, _status
+from informers.testing.apiserver._crd.views import discovery_subresources
 from informers.testing.apiserver._exchange import Reply, Request
 from informers.testing.apiserver._storage import Storage
 
@@ -46,7 +47,9 @@ class MetaEndpoints:
                 group_version = f"{parts[1]}/{parts[2]}"
             else:
                 return False
-            document = _discovery.resource_list_document(group_version, storage.resources())
+            document = _discovery.resource_list_document(
+                group_version, storage.resources(), discovery_subresources(storage)
+            )
             if document is None:
                 raise _status.no_such_route()
             reply.send_json(200, document)

@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 from informers.testing.apiserver import _status
+from informers.testing.apiserver._crd.views import table_columns
 from informers.testing.apiserver._exchange import Reply, Request, parse_rv
 from informers.testing.apiserver._filtering import build_predicate, shard_predicate, with_shard
 from informers.testing.apiserver._history import decode_continue
@@ -84,7 +85,13 @@ class ReadVerbs:
     ) -> None:
         stored = self._storage.get(resource, name, namespace)
         if wants_table(request):
-            document = to_table(resource, [stored.obj], {}, include_object=include_object(request))
+            document = to_table(
+                resource,
+                [stored.obj],
+                {},
+                include_object=include_object(request),
+                custom=table_columns(self._storage, resource),
+            )
             reply.send_json(200, document)
         else:
             reply.send(200, stored.full_json)
@@ -150,6 +157,7 @@ class ReadVerbs:
                 [s.obj for s in result.items],
                 metadata,
                 include_object=include_object(request),
+                custom=table_columns(self._storage, resource),
             )
             reply.send_json(200, document)
             return

@@ -1,0 +1,212 @@
+"""A CRD's scale subresource, printer columns, discovery entries and its
+deletion, driven by kubectl and the official client."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from apiserver_helpers import RawWatch
+from kubernetes import client
+from test_kubectl import Kubectl, kubectl_path  # noqa: F401 - the fixture
+
+from informers.testing import ApiServer
+from informers.testing.apiserver._crd import jsonpath
+from informers.testing.apiserver._kubeconfig import write_kubeconfig
+
+GROUP, VERSION, PLURAL = "example.com", "v1", "widgets"
+
+
+def widget_crd() -> dict[str, Any]:
+    return {
+        "metadata": {"name": f"{PLURAL}.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "names": {"plural": PLURAL, "singular": "widget", "kind": "Widget"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": VERSION,
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {
+                                    "type": "object",
+                                    "properties": {
+                                        "count": {"type": "integer", "minimum": 0},
+                                        "color": {"type": "string"},
+                                    },
+                                },
+                                "status": {
+                                    "type": "object",
+                                    "properties": {
+                                        "ready": {"type": "integer"},
+                                        "selector": {"type": "string"},
+                                        "conditions": {
+                                            "type": "array",
+                                            "items": {
+                                                "type": "object",
+                                                "x-kubernetes-preserve-unknown-fields": True,
+                                            },
+                                        },
+                                    },
+                                },
+                            },
+                        }
+                    },
+                    "subresources": {
+                        "status": {},
+                        "scale": {
+                            "specReplicasPath": ".spec.count",
+                            "statusReplicasPath": ".status.ready",
+                            "labelSelectorPath": ".status.selector",
+                        },
+                    },
+                    "additionalPrinterColumns": [
+                        {"name": "Count", "type": "integer", "jsonPath": ".spec.count"},
+                        {"name": "Color", "type": "string", "jsonPath": ".spec.color"},
+                        {
+                            "name": "Ready",
+                            "type": "string",
+                            "jsonPath": '.status.conditions[?(@.type=="Ready")].status',
+                        },
+                        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def widget(name: str, count: int, color: str = "red") -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "Widget",
+        "metadata": {"name": name},
+        "spec": {"count": count, "color": color},
+    }
+
+
+@pytest.fixture
+def widgets(api: client.ApiClient) -> client.CustomObjectsApi:
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(widget_crd())
+    return client.CustomObjectsApi(api)
+
+
+@pytest.fixture
+def kubectl(kubectl_path: str, server: ApiServer, tmp_path: Path) -> Kubectl:  # noqa: F811
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server.url)
+    return Kubectl(kubectl_path, kubeconfig, tmp_path / "cache")
+
+
+def test_scale_subresource_reads_and_writes_the_crd_paths(
+    widgets: client.CustomObjectsApi, ns: str
+) -> None:
+    widgets.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, widget("w", 2))
+    widgets.patch_namespaced_custom_object_status(
+        GROUP, VERSION, ns, PLURAL, "w", {"status": {"ready": 1, "selector": "app=w"}}
+    )
+    scale = widgets.get_namespaced_custom_object_scale(GROUP, VERSION, ns, PLURAL, "w")
+    assert scale["kind"] == "Scale"
+    assert scale["apiVersion"] == "autoscaling/v1"
+    assert scale["spec"] == {"replicas": 2}
+    assert scale["status"] == {"replicas": 1, "selector": "app=w"}
+    done = widgets.patch_namespaced_custom_object_scale(
+        GROUP, VERSION, ns, PLURAL, "w", {"spec": {"replicas": 5}}
+    )
+    assert done["spec"] == {"replicas": 5}
+    got = widgets.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "w")
+    assert got["spec"] == {"count": 5, "color": "red"}
+    assert got["status"]["ready"] == 1  # the status is kept
+
+
+def test_kubectl_scale_and_printer_columns(
+    kubectl: Kubectl, widgets: client.CustomObjectsApi, ns: str
+) -> None:
+    widgets.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, widget("w", 2, "blue"))
+    widgets.patch_namespaced_custom_object_status(
+        GROUP,
+        VERSION,
+        ns,
+        PLURAL,
+        "w",
+        {"status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+    )
+    out = kubectl.run("scale", "widgets", "w", "--replicas=4", "-n", ns)
+    assert "scaled" in out
+    got = widgets.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "w")
+    assert got["spec"]["count"] == 4
+    lines = kubectl.run("get", "widgets", "-n", ns).splitlines()
+    assert lines[0].split() == ["NAME", "COUNT", "COLOR", "READY", "AGE"]
+    assert lines[1].split()[:4] == ["w", "4", "blue", "True"]
+
+
+def test_discovery_names_the_custom_subresources(
+    api: client.ApiClient, widgets: client.CustomObjectsApi
+) -> None:
+    resources = widgets.get_api_resources(GROUP, VERSION)
+    names = {r.name: r for r in resources.resources}
+    assert set(names) == {PLURAL, f"{PLURAL}/status", f"{PLURAL}/scale"}
+    assert names[f"{PLURAL}/scale"].kind == "Scale"
+    assert names[f"{PLURAL}/scale"].group == "autoscaling"
+
+
+def test_deleting_the_crd_deletes_its_resources_and_watchers_see_it(
+    api: client.ApiClient,
+    widgets: client.CustomObjectsApi,
+    ns: str,
+    raw_watch: Any,
+) -> None:
+    for name in ("a", "b"):
+        widgets.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, widget(name, 1))
+    listed = widgets.list_namespaced_custom_object(GROUP, VERSION, ns, PLURAL)
+    stream: RawWatch = raw_watch(
+        widgets.list_namespaced_custom_object,
+        GROUP,
+        VERSION,
+        ns,
+        PLURAL,
+        resource_version=listed["metadata"]["resourceVersion"],
+    )
+    ext = client.ApiextensionsV1Api(api)
+    ext.delete_custom_resource_definition(f"{PLURAL}.{GROUP}")
+    seen = []
+    while (event := stream.next()) is not None:
+        seen.append((event["type"], event["object"]["metadata"]["name"]))
+    assert seen == [("DELETED", "a"), ("DELETED", "b")]
+    with pytest.raises(client.ApiException) as err:
+        widgets.list_namespaced_custom_object(GROUP, VERSION, ns, PLURAL)
+    assert err.value.status == 404
+    # Reinstalled, the kind starts empty.
+    ext.create_custom_resource_definition(widget_crd())
+    assert widgets.list_namespaced_custom_object(GROUP, VERSION, ns, PLURAL)["items"] == []
+    widgets.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, widget("a", 1))
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        (".spec.count", [3]),
+        ("{.spec.items[1].name}", ["y"]),
+        (".spec.items[*].name", ["x", "y"]),
+        ('.status.conditions[?(@.type=="Ready")].status', ["True"]),
+        (".status.conditions[?(@.type!='Ready')].type", ["Synced"]),
+        (".metadata.labels['app.kubernetes.io/name']", ["w"]),
+        (".spec.missing", []),
+    ],
+)
+def test_jsonpath_finds(path: str, expected: list[Any]) -> None:
+    obj = {
+        "metadata": {"labels": {"app.kubernetes.io/name": "w"}},
+        "spec": {"count": 3, "items": [{"name": "x"}, {"name": "y"}]},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True"}, {"type": "Synced"}],
+        },
+    }
+    assert jsonpath.find(obj, path) == expected
+    assert json.dumps(obj)  # not mutated into something unserialisable
