@@ -244,7 +244,10 @@ class Storage:
         garbage collector. With ``namespace_lifecycle`` a Namespace whose
         ``spec.finalizers`` is not empty is only marked (``deletionTimestamp``,
         ``phase: Terminating``) for the namespace controller to empty and
-        finalize; without it the namespace's contents are deleted at once."""
+        finalize; without it the namespace's contents are deleted at once.
+        ``graceful`` (a Pod, while the deletion lifecycle is on) starts a
+        graceful deletion of ``grace_seconds`` (None: the pod's own) instead
+        (see :mod:`._graceful`)."""
         with self._writing() as writes:
             return writes.delete(resource, name, namespace, **options)
 

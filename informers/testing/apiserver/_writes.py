@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypedDict
 
-from informers.testing.apiserver import _crd, _rules, _status
+from informers.testing.apiserver import _crd, _graceful, _rules, _status
 from informers.testing.apiserver._apply import record_update
 from informers.testing.apiserver._apply.operations import Target
 from informers.testing.apiserver._filtering import Predicate
@@ -46,6 +46,8 @@ class DeleteOptions(TypedDict, total=False):
     dry_run: bool
     add_finalizers: Sequence[str]
     namespace_lifecycle: bool
+    graceful: bool
+    grace_seconds: int | None
 
 
 class ObjectWrites:
@@ -241,6 +243,8 @@ class ObjectWrites:
         dry_run: bool = False,
         add_finalizers: Sequence[str] = (),
         namespace_lifecycle: bool = False,
+        graceful: bool = False,
+        grace_seconds: int | None = None,
     ) -> tuple[Stored, bool]:
         """A delete (see :meth:`Storage.delete`)."""
         kind = self._history.kind(resource)
@@ -267,7 +271,22 @@ class ObjectWrites:
             added = _rules.with_finalizers(old.obj, add_finalizers)
             if added is not None:
                 old = Stored(added, old.key, old.rv, kind.builtin)
+        if graceful and kind.builtin and resource.kind == "Pod":
+            grace = _graceful.grace_period(old.obj, grace_seconds)
+            if grace > 0 or (old_meta.get("deletionTimestamp") and old_meta.get("finalizers")):
+                return self._terminate(kind, old, grace)
         return self._delete(kind, old)
+
+    def _terminate(self, kind: KindLog, old: Stored, grace: int) -> tuple[Stored, bool]:
+        """Start (or shorten) a pod's graceful deletion."""
+        new = _graceful.terminating(old.obj, grace, self._history.rv + 1)
+        if new is None:
+            return old, False
+        self._history.rv += 1
+        stored = Stored(new, old.key, self._history.rv, kind.builtin)
+        kind.put(stored)
+        self._publish(kind, Event(stored.rv, MODIFIED, stored, old))
+        return stored, False
 
     def _mark_deleted(
         self, kind: KindLog, old: Stored, *, terminating: bool

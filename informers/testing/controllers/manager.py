@@ -56,6 +56,9 @@ class ControllerManager:
         new ``server.api_client()``, closed by :meth:`stop`.
     :param ready_delay: seconds before a new pod is Running and Ready.
     :param completion_delay: seconds a Job's pod runs before it succeeds.
+    :param termination_delay: seconds a Terminating pod stays before the
+        simulated kubelet ends it (at most its grace period); default the
+        server's ``pod_termination_delay`` (else 0.1).
     :param controllers: the names (of :data:`CONTROLLER_NAMES`) to run; default all.
     :param sync_timeout: how long :meth:`start` waits for the caches.
     :param clock: times the pod lifecycle's delays (the informers run on real time).
@@ -74,6 +77,7 @@ class ControllerManager:
         api_client: Any = None,
         ready_delay: float = 0.5,
         completion_delay: float = 1.0,
+        termination_delay: float | None = None,
         controllers: tuple[str, ...] | list[str] | None = None,
         sync_timeout: float = 30.0,
         clock: Clock = REAL_CLOCK,
@@ -89,6 +93,11 @@ class ControllerManager:
         self._client_arg = api_client
         self._ready_delay = ready_delay
         self._completion_delay = completion_delay
+        if termination_delay is None:
+            termination_delay = float(getattr(server, "pod_termination_delay", 0.1))
+        if termination_delay < 0:
+            raise ValueError("termination_delay must be >= 0")
+        self._termination_delay = termination_delay
         self._names = names
         self._sync_timeout = sync_timeout
         self._clock = clock
@@ -154,6 +163,7 @@ class ControllerManager:
                 inf[NODES],
                 ready_delay=self._ready_delay,
                 completion_delay=self._completion_delay,
+                termination_delay=self._termination_delay,
                 clock=self._clock,
             ),
         }
