@@ -18,6 +18,7 @@ from informers.errors import CacheSyncTimeoutError, InformerStateError
 from informers.testing.controllers.api import JsonApi
 from informers.testing.controllers.deployment import deployment_controller
 from informers.testing.controllers.garbagecollector import (
+    DEPENDENT_KINDS,
     OWNER_UID_INDEX,
     garbage_collector,
     owner_uid_index,
@@ -28,7 +29,16 @@ from informers.testing.controllers.pods import pod_lifecycle_controller
 from informers.testing.controllers.replicaset import replicaset_controller
 from informers.toolkit.runtime import Controller
 from informers.util.clock import REAL_CLOCK, Clock
-from informers.wire.resources import DEPLOYMENTS, JOBS, NAMESPACES, NODES, PODS, REPLICASETS
+from informers.wire.resources import (
+    CUSTOMRESOURCEDEFINITIONS,
+    DEPLOYMENTS,
+    JOBS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    REPLICASETS,
+    Resource,
+)
 
 __all__ = ["CONTROLLER_NAMES", "ControllerManager", "start_controllers"]
 
@@ -139,19 +149,21 @@ class ControllerManager:
 
     def _start_locked_free(self, client: Any, factory: SharedInformerFactory) -> None:
         api = JsonApi(client)
-        inf = {
-            r: factory.for_resource(r)
-            for r in (PODS, REPLICASETS, DEPLOYMENTS, JOBS, NAMESPACES, NODES)
-        }
-        for resource in (PODS, REPLICASETS):
-            inf[resource].add_indexers({OWNER_UID_INDEX: owner_uid_index})
+        gc = "garbage-collector" in self._names
+        watched: tuple[Resource, ...] = (PODS, REPLICASETS, DEPLOYMENTS, JOBS, NAMESPACES, NODES)
+        if gc:
+            watched = (*DEPENDENT_KINDS, NAMESPACES, NODES, CUSTOMRESOURCEDEFINITIONS)
+        inf = {r: factory.for_resource(r) for r in watched}
+        if gc:
+            for resource in DEPENDENT_KINDS:
+                inf[resource].add_indexers({OWNER_UID_INDEX: owner_uid_index})
         factory.start()
         failed = factory.wait_for_cache_sync(self._sync_timeout)
         if failed:
             raise CacheSyncTimeoutError(failed)
         makers = {
             "garbage-collector": lambda: garbage_collector(
-                api, {r: inf[r] for r in (DEPLOYMENTS, REPLICASETS, JOBS, PODS)}
+                api, {r: inf[r] for r in DEPENDENT_KINDS}, crds=inf[CUSTOMRESOURCEDEFINITIONS]
             ),
             "namespace": lambda: namespace_controller(api, inf[NAMESPACES]),
             "replicaset": lambda: replicaset_controller(api, inf[REPLICASETS], inf[PODS]),
