@@ -205,3 +205,33 @@ def test_namespace_deletion_is_not_held_by_gc_finalizers(cluster: Cluster) -> No
     )
     core.delete_namespace("team")
     cluster.until(NAMESPACES, lambda nss: "team" not in names(nss), namespace=None)
+
+
+def test_a_namespace_goes_even_with_gc_finalizers_on_kinds_the_gc_does_not_watch(
+    cluster: Cluster,
+) -> None:
+    core = client.CoreV1Api(cluster.client)
+    coordination = client.CoordinationV1Api(cluster.client)
+    core.create_namespace({"metadata": {"name": "team"}})
+    coordination.create_namespaced_lease("team", {"metadata": {"name": "l"}, "spec": {}})
+    coordination.delete_namespaced_lease("l", "team", propagation_policy="Foreground")
+    assert coordination.read_namespaced_lease("l", "team").metadata.finalizers == [
+        "foregroundDeletion"
+    ]
+    core.delete_namespace("team")
+    cluster.until(NAMESPACES, lambda nss: "team" not in names(nss), namespace=None)
+
+
+def test_a_namespace_empties_kinds_defined_after_the_controller_started(
+    cluster: Cluster,
+) -> None:
+    core = client.CoreV1Api(cluster.client)
+    core.create_namespace({"metadata": {"name": "early"}})
+    core.delete_namespace("early")  # the namespace controller discovers the kinds
+    cluster.until(NAMESPACES, lambda nss: "early" not in names(nss), namespace=None)
+    widgets = install_widgets(cluster.client)
+    core.create_namespace({"metadata": {"name": "team"}})
+    widgets.create_namespaced_custom_object("example.com", "v1", "team", "widgets", widget("w"))
+    core.delete_namespace("team")
+    cluster.until(NAMESPACES, lambda nss: "team" not in names(nss), namespace=None)
+    assert cluster.objects(WIDGETS, namespace="team") == []
