@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from apiserver_helpers import RawWatch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kubernetes import client
 from test_kubectl import Kubectl, kubectl_path  # noqa: F401 - the fixture
 
@@ -210,3 +212,55 @@ def test_jsonpath_finds(path: str, expected: list[Any]) -> None:
     }
     assert jsonpath.find(obj, path) == expected
     assert json.dumps(obj)  # not mutated into something unserialisable
+
+
+def test_tables_of_lists_and_watches_carry_the_printer_columns(
+    server: ApiServer, widgets: client.CustomObjectsApi, ns: str
+) -> None:
+    import urllib3
+
+    widgets.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, widget("w", 7))
+    http = urllib3.PoolManager()
+    accept = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+    base = f"{server.url}/apis/{GROUP}/{VERSION}/namespaces/{ns}/{PLURAL}"
+    try:
+        table = json.loads(http.request("GET", base, headers=accept).data)
+        assert [c["name"] for c in table["columnDefinitions"]] == [
+            "Name",
+            "Count",
+            "Color",
+            "Ready",
+            "Age",
+        ]
+        assert [c["type"] for c in table["columnDefinitions"]][1:3] == ["integer", "string"]
+        (row,) = table["rows"]
+        assert row["cells"][:4] == ["w", 7, "red", None]
+        response = http.request(
+            "GET",
+            f"{base}?watch=true&timeoutSeconds=1",
+            headers=accept,
+            preload_content=False,
+        )
+        stream = RawWatch(response)
+        event = stream.next()
+        stream.close()
+        assert event is not None
+        assert event["object"]["kind"] == "Table"
+        assert event["object"]["rows"][0]["cells"][:3] == ["w", 7, "red"]
+    finally:
+        http.clear()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.sampled_from(["spec", "status", "a", "b-c", "x_y"]), min_size=1, max_size=4),
+    st.one_of(st.integers(), st.text(max_size=5), st.none()),
+)
+def test_set_path_then_find_reads_the_value_back(keys: list[str], value: Any) -> None:
+    path = "".join(f".{k}" for k in keys)
+    base: dict[str, Any] = {"spec": {"keep": 1}, "a": 2}
+    updated = jsonpath.set_path(base, path, value)
+    assert jsonpath.find(updated, path) == [value]
+    assert base == {"spec": {"keep": 1}, "a": 2}  # not mutated
+    if keys[0] == "spec" and len(keys) > 1:
+        assert updated["spec"]["keep"] == 1  # siblings on the way are kept
