@@ -9,10 +9,12 @@ Pure functions of the CRD document (a dict as stored); thread-safe.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from informers.testing.apiserver import _status
 from informers.testing.apiserver._crd import schema as _schema
+from informers.testing.apiserver._crd.validator import Validator, compile_schema
 from informers.wire.resources import Resource
 
 __all__ = [
@@ -92,15 +94,40 @@ def printer_columns(crd: dict[str, Any] | None, version: str) -> list[dict[str, 
     ]
 
 
+_COMPILED_LOCK = threading.Lock()
+#: (CRD uid, CRD resourceVersion, version) -> its compiled validator; guarded
+#: by _COMPILED_LOCK, bounded (oldest dropped).
+_COMPILED: dict[tuple[str, str, str], Validator] = {}
+_COMPILED_MAX = 256
+
+
+def _validator(crd: dict[str, Any], version: str, schema: dict[str, Any]) -> Validator:
+    """The compiled validator of ``schema``, cached per CRD version (a stored
+    CRD is never mutated: a new resourceVersion is a new schema)."""
+    meta = crd.get("metadata") or {}
+    key = (str(meta.get("uid")), str(meta.get("resourceVersion")), version)
+    with _COMPILED_LOCK:
+        found = _COMPILED.get(key)
+    if found is not None:
+        return found
+    compiled = compile_schema(schema)
+    with _COMPILED_LOCK:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            del _COMPILED[next(iter(_COMPILED))]
+        _COMPILED[key] = compiled
+    return compiled
+
+
 def admit(crd: dict[str, Any] | None, resource: Resource, obj: dict[str, Any]) -> dict[str, Any]:
     """``obj`` (a custom resource of ``resource``) defaulted and pruned by its
     version's schema; 422 Invalid naming every field that violates it. An
-    object of a kind without a CRD or schema is returned unchanged."""
+    object of a kind without a CRD or schema is returned unchanged.
+    Thread-safe (compiled validators are cached under a lock)."""
     schema = version_schema(crd, resource.version)
-    if schema is None:
+    if crd is None or schema is None:
         return obj
-    new: dict[str, Any] = _schema.prune(schema, _schema.default(schema, obj))
-    causes = _schema.validate(schema, new)
+    new: dict[str, Any] = _schema.default_and_prune(schema, obj)
+    causes = _validator(crd, resource.version, schema).validate(new)
     if causes:
         name = str((new.get("metadata") or {}).get("name") or "")
         raise _status.invalid(resource.group, resource.kind, name, causes)

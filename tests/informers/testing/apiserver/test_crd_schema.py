@@ -368,3 +368,12 @@ def test_pruned_objects_hold_only_declared_fields(obj: dict[str, Any]) -> None:
     assert set(spec) <= set(SPEC_SCHEMA["properties"])
     for cause in crd_schema.validate(SCHEMA, pruned):
         assert cause[0].startswith(("spec", "status"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_OBJECTS)
+def test_the_one_pass_write_equals_default_then_prune(obj: dict[str, Any]) -> None:
+    original = json.loads(json.dumps(obj))
+    both = crd_schema.default_and_prune(SCHEMA, obj)
+    assert obj == original
+    assert both == crd_schema.prune(SCHEMA, crd_schema.default(SCHEMA, obj))
