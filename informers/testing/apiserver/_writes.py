@@ -117,7 +117,7 @@ class ObjectWrites:
         rv = history.rv + 1
         new = _rules.new_object(resource, kind.builtin, obj, meta, namespace=ns, name=name, rv=rv)
         if not kind.builtin:
-            new = _crd.admit(self._crd_of(resource), resource, new)
+            new = _crd.admit(self._crd_of(resource), resource, new, creating=True)
         if kind.builtin and resource == SERVICES:
             self._cluster_ips.assign(new, dry_run)
         record_update(None, new, manager=manager, target=self._target(resource))

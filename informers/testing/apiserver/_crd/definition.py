@@ -118,11 +118,21 @@ def _validator(crd: dict[str, Any], version: str, schema: dict[str, Any]) -> Val
     return compiled
 
 
-def admit(crd: dict[str, Any] | None, resource: Resource, obj: dict[str, Any]) -> dict[str, Any]:
+def admit(
+    crd: dict[str, Any] | None,
+    resource: Resource,
+    obj: dict[str, Any],
+    *,
+    creating: bool = False,
+) -> dict[str, Any]:
     """``obj`` (a custom resource of ``resource``) defaulted and pruned by its
     version's schema; 422 Invalid naming every field that violates it. An
-    object of a kind without a CRD or schema is returned unchanged.
-    Thread-safe (compiled validators are cached under a lock)."""
+    object of a kind without a CRD or schema is returned unchanged, except
+    that a create (``creating``) drops the ``status`` of a version with a
+    status subresource (as the real server does). Thread-safe (compiled
+    validators are cached under a lock)."""
+    if creating and "status" in obj and "status" in subresource_names(crd, resource.version):
+        obj = {k: v for k, v in obj.items() if k != "status"}
     schema = version_schema(crd, resource.version)
     if crd is None or schema is None:
         return obj

@@ -377,3 +377,47 @@ def test_the_one_pass_write_equals_default_then_prune(obj: dict[str, Any]) -> No
     both = crd_schema.default_and_prune(SCHEMA, obj)
     assert obj == original
     assert both == crd_schema.prune(SCHEMA, crd_schema.default(SCHEMA, obj))
+
+
+def test_a_create_drops_the_status_of_a_kind_with_a_status_subresource(
+    widgets: client.CustomObjectsApi, ns: str
+) -> None:
+    body = widget(size=2)
+    body["status"] = {"ready": True}
+    created = create(widgets, ns, body)
+    assert "status" not in created
+
+
+def test_each_version_has_its_own_schema(api: client.ApiClient, ns: str) -> None:
+    def version(name: str, size_type: str, storage: bool) -> dict[str, Any]:
+        return {
+            "name": name,
+            "served": True,
+            "storage": storage,
+            "schema": {
+                "openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {"type": "object", "properties": {"size": {"type": size_type}}}
+                    },
+                }
+            },
+        }
+
+    definition = crd()
+    definition["spec"]["versions"] = [
+        version("v1", "integer", True),
+        version("v2", "string", False),
+    ]
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(definition)
+    custom = client.CustomObjectsApi(api)
+    one = {"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": "a"}}
+    two = {"apiVersion": f"{GROUP}/v2", "kind": "Widget", "metadata": {"name": "b"}}
+    custom.create_namespaced_custom_object(GROUP, "v1", ns, PLURAL, {**one, "spec": {"size": 1}})
+    custom.create_namespaced_custom_object(GROUP, "v2", ns, PLURAL, {**two, "spec": {"size": "L"}})
+    with pytest.raises(client.ApiException) as err:
+        custom.create_namespaced_custom_object(
+            GROUP, "v2", ns, PLURAL, {**two, "metadata": {"name": "c"}, "spec": {"size": 1}}
+        )
+    assert err.value.status == 422
+    assert "must be of type string" in err.value.body
