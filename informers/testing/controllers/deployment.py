@@ -20,8 +20,9 @@ while at least ``replicas - maxUnavailable`` pods are available (default
 25 % each; surge rounds up, unavailability down, at least one of them is
 non-zero). ``Recreate``: old ReplicaSets go to zero, and once their pods
 are gone the new one is scaled up. A ``paused`` Deployment gets no new
-ReplicaSet and no new revision and scales nothing; its status says
-``Progressing: Unknown / DeploymentPaused``.
+ReplicaSet and no new revision; a change of ``replicas`` scales its one
+active ReplicaSet (the real controller scales proportionally); its status
+says ``Progressing: Unknown / DeploymentPaused``.
 
 Templates are compared as ``EqualIgnoreHash`` does, after dropping the hash
 label, nulls and empty maps and lists (``kubectl rollout undo`` sends the old
@@ -189,9 +190,13 @@ class DeploymentReconciler:
         just_created = False
         if spec.get("paused"):
             # A paused Deployment makes no new ReplicaSet and moves no
-            # revision; it only reports what there is.
+            # revision; a change of its replicas still scales the one
+            # active ReplicaSet (when there is exactly one), and it reports.
             current = new_rs or max(owned, key=_revision, default=None)
             if current is not None:
+                active = [rs for rs in owned if _spec_replicas(rs) > 0]
+                if len(active) == 1 and _spec_replicas(active[0]) != replicas:
+                    self._scale(copy.deepcopy(active[0]), replicas)
                 others = [rs for rs in owned if rs is not current]
                 self._update_status(deployment, current, others, replicas, False)
             return None

@@ -58,3 +58,14 @@ def test_a_paused_deployment_holds_until_resumed(cluster: Cluster) -> None:
     cluster.until(DEPLOYMENTS, complete(2, resumed.metadata.generation))
     cluster.until(PODS, lambda ps: len(ps) == 2 and _images(ps) == {"nginx:1.27"})
     assert len(cluster.objects(REPLICASETS)) == 2
+
+
+def test_a_paused_deployment_still_scales(cluster: Cluster) -> None:
+    apps = client.AppsV1Api(cluster.client)
+    apps.create_namespaced_deployment("default", deployment("web", 2))
+    cluster.until(DEPLOYMENTS, complete(2))
+    apps.patch_namespaced_deployment("web", "default", {"spec": {"paused": True}})
+    apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 3}})
+    cluster.until(PODS, lambda ps: len(ps) == 3)
+    (rs,) = cluster.objects(REPLICASETS)
+    assert rs["spec"]["replicas"] == 3
