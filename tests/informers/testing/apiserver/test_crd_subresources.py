@@ -264,3 +264,14 @@ def test_set_path_then_find_reads_the_value_back(keys: list[str], value: Any) ->
     assert base == {"spec": {"keep": 1}, "a": 2}  # not mutated
     if keys[0] == "spec" and len(keys) > 1:
         assert updated["spec"]["keep"] == 1  # siblings on the way are kept
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=".[]*?@()=!'\"{}$ab0-_ ", max_size=20))
+def test_jsonpath_reads_or_refuses_any_text(path: str) -> None:
+    try:
+        steps = jsonpath.parse(path)
+    except ValueError:
+        return
+    assert isinstance(steps, tuple)
+    assert isinstance(jsonpath.find({"a": [{"b": 0}], "b": {"a": 1}}, path), list)
