@@ -77,6 +77,14 @@ from informers.rest.listwatch import (
 # --- the raw HTTP path to the API server (informers.rest.transport) ---
 from informers.rest.transport import ApiClientTransport, Transport
 
+# --- writing back (informers.toolkit.client) ---
+from informers.toolkit.client import (
+    Client,
+    OperationResult,
+    create_or_patch,
+    create_or_update,
+)
+
 # --- raw objects: keys, index functions, accessors (informers.wire.objects) ---
 from informers.wire.objects import (
     NAMESPACE_INDEX,
@@ -195,4 +203,9 @@ __all__ = [
     "InvalidEventError",
     "ObjectReferenceError",
     "OwnerReferenceError",
+    # writing back: the client and create-or-update
+    "Client",
+    "OperationResult",
+    "create_or_patch",
+    "create_or_update",
 ]

@@ -218,6 +218,17 @@ class ApiError(InformersError):
         self.body: Mapping[str, Any] = body or {}
         self.retry_after = retry_after
 
+    @property
+    def causes(self) -> list[Mapping[str, Any]]:
+        """The Status's ``details.causes``: for an :class:`InvalidError`, one
+        per failing field (``{"reason": ..., "message": ..., "field": ...}``);
+        empty when the server gave none."""
+        details = self.body.get("details")
+        causes = details.get("causes") if isinstance(details, Mapping) else None
+        if not isinstance(causes, list):
+            return []
+        return [c for c in causes if isinstance(c, Mapping)]
+
 
 class BadRequestError(ApiError):
     """400 BadRequest: the request itself is malformed (a selector or query

@@ -102,6 +102,11 @@ INFORMERS_ALL = {
     "InvalidEventError",
     "ObjectReferenceError",
     "OwnerReferenceError",
+    # writing back: the client and create-or-update
+    "Client",
+    "OperationResult",
+    "create_or_patch",
+    "create_or_update",
 }
 
 TRACKER_ALL = {
@@ -331,6 +336,7 @@ RUNTIME_ALL = {
     "ReconcileContext",
     "current_context",
     "ReconcileFunc",
+    "WriteLedger",
     # requests and results
     "Request",
     "Result",
@@ -390,7 +396,7 @@ TRANSPORT_ALL = {
     "with_query",
 }
 
-DISCOVERY_ALL = {"DISCOVERY_READ_TIMEOUT", "discover_resource"}
+DISCOVERY_ALL = {"DISCOVERY_READ_TIMEOUT", "discover_resource", "resolve_resource"}
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,6 @@ its own module so the conversion rules can be tested without an informer.
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import json
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -17,11 +15,8 @@ from typing import Any, Generic, TypeVar, cast
 
 import cachetools
 
-try:  # the ``fast`` extra
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - depends on the installation
-    _orjson = None  # type: ignore[assignment]
-
+from informers.rest.models import deserializer_for, model_deserializer
+from informers.rest.models import is_kubernetes_model as _is_kubernetes_model
 from informers.wire.objects import get_resource_version, get_uid
 from tracker.errors import ConversionError
 
@@ -33,60 +28,9 @@ T = TypeVar("T")
 DEFAULT_CACHE_SIZE = 4096
 
 
-_api_client_lock = threading.Lock()
-_api_client: Any = None
-
-
-class _Body:
-    """What ``ApiClient.deserialize`` of kubernetes 31-36 reads: ``.data``."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: str) -> None:
-        self.data = data
-
-
-def _dumps(raw: Any) -> str:
-    """``raw`` as JSON text: orjson when installed (the ``fast`` extra), the
-    standard library for what orjson refuses (integers beyond 64 bits)."""
-    if _orjson is not None:
-        try:
-            return _orjson.dumps(raw).decode()
-        except TypeError:  # orjson.JSONEncodeError is a TypeError
-            pass
-    return json.dumps(raw)
-
-
-def deserializer_for(client: Any) -> Callable[[Any, type[Any]], Any]:
-    """``deserialize(raw, model)`` through ``client.deserialize``, the
-    kubernetes client's public model deserializer, whichever signature it has:
-    ``(response_text, response_type, content_type)`` from kubernetes 37 on,
-    ``(response, response_type)`` (reading ``response.data``) before. It takes
-    JSON text, so the raw object is serialised first (with orjson when
-    installed, a small part of the conversion's cost); the result is what the
-    client itself would make of the API's response."""
-    deserialize = client.deserialize
-    if "response_text" in inspect.signature(deserialize).parameters:
-        return lambda raw, model: deserialize(_dumps(raw), model, "application/json")
-    return lambda raw, model: deserialize(_Body(_dumps(raw)), model)
-
-
 def _kubernetes_deserializer() -> Callable[[Any, type[Any]], Any]:
-    """:func:`deserializer_for` one shared, lazily made ApiClient."""
-    global _api_client  # noqa: PLW0603 - one lazily made client for the process
-    with _api_client_lock:
-        if _api_client is None:
-            from kubernetes.client import ApiClient  # noqa: PLC0415 - heavy, only when asked
-
-            _api_client = ApiClient()
-        client = _api_client
-    return deserializer_for(client)
-
-
-def _is_kubernetes_model(model: type[Any]) -> bool:
-    return isinstance(getattr(model, "openapi_types", None), dict) and isinstance(
-        getattr(model, "attribute_map", None), dict
-    )
+    """The shared kubernetes model deserializer (:mod:`informers.rest.models`)."""
+    return model_deserializer()
 
 
 def _camel(name: str) -> str:

@@ -9,7 +9,6 @@ Thread-safe.
 
 from __future__ import annotations
 
-import difflib
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -23,12 +22,10 @@ from informers.cache.protocols import StoreFactory
 from informers.cache.reflector import ReflectorConfig
 from informers.cache.wait import pending_after_wait
 from informers.errors import (
-    ApiError,
     InformerStateError,
-    UnknownResourceError,
     permanent_failure_hint,
 )
-from informers.rest.discovery import discover_resource
+from informers.rest.discovery import resolve_resource
 from informers.rest.listwatch import HTTPListerWatcher, ListOptions
 from informers.util.clock import REAL_CLOCK, Clock
 from informers.wire import resources as _res
@@ -109,21 +106,7 @@ class SharedInformerFactory:
         when neither knows the name, or the discovery request's
         :class:`~informers.errors.ApiError` when the server cannot be asked.
         """
-        if isinstance(resource, Resource):
-            return resource
-        if not isinstance(resource, str) or not resource.strip():
-            raise UnknownResourceError(str(resource), detail="a resource is a name or a Resource")
-        name = resource.strip()
-        found = _res.find_builtin(name)
-        if found is not None:
-            return found
-        try:
-            return discover_resource(self._client, name)
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
-        close = difflib.get_close_matches(name, _res.builtin_names(), n=3, cutoff=0.6)
-        raise UnknownResourceError(name, close, detail="not built in, not served by the server")
+        return resolve_resource(self._client, resource)
 
     def for_resource(self, resource: Resource | str) -> SharedIndexInformer:
         """The shared informer of ``resource`` (created on first call): a

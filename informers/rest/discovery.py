@@ -9,14 +9,16 @@ on them; nothing here keeps state, so it is thread-safe.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from informers.errors import ApiError, NotFoundError
+from informers.errors import ApiError, NotFoundError, UnknownResourceError
 from informers.rest.transport import Transport, as_transport
+from informers.wire import resources as _res
 from informers.wire.resources import Resource
 
-__all__ = ["DISCOVERY_READ_TIMEOUT", "discover_resource"]
+__all__ = ["DISCOVERY_READ_TIMEOUT", "discover_resource", "resolve_resource"]
 
 #: Read timeout (seconds) of each discovery request.
 DISCOVERY_READ_TIMEOUT = 60.0
@@ -88,3 +90,32 @@ def discover_resource(api_client: Any, name: str) -> Resource:
             if isinstance(entry, Mapping) and _match(entry, plain):
                 return _to_resource(gname, version, entry)
     raise NotFoundError(404, "NotFound", f"the server does not serve a resource named {name!r}")
+
+
+def resolve_resource(api_client: Any, resource: Resource | str) -> Resource:
+    """The :class:`Resource` a name means, as kubectl reads names:
+    ``"pods"``, ``"pod"``, ``"po"``, ``"Pod"``, ``"deployments.apps"``,
+    ``"deploy"`` or a custom resource's ``"foos.example.com"`` (a
+    :class:`Resource` is returned as it is).
+
+    Built-in kinds resolve locally; other names through the server's
+    discovery documents (:func:`discover_resource`; blocks on HTTP). Raises
+    :class:`~informers.errors.UnknownResourceError` listing close matches
+    when neither knows the name, or the discovery request's
+    :class:`~informers.errors.ApiError` when the server cannot be asked.
+    """
+    if isinstance(resource, Resource):
+        return resource
+    if not isinstance(resource, str) or not resource.strip():
+        raise UnknownResourceError(str(resource), detail="a resource is a name or a Resource")
+    name = resource.strip()
+    found = _res.find_builtin(name)
+    if found is not None:
+        return found
+    try:
+        return discover_resource(api_client, name)
+    except ApiError as exc:
+        if exc.status != 404:
+            raise
+    close = difflib.get_close_matches(name, _res.builtin_names(), n=3, cutoff=0.6)
+    raise UnknownResourceError(name, close, detail="not built in, not served by the server")

@@ -22,8 +22,12 @@ reconcile workers, in the style of controller-runtime's controller loop.
 :class:`TerminalError` (:mod:`informers.toolkit.runtime.errors`)
     a failure that is not retried.
 :func:`current_context` (:mod:`informers.toolkit.runtime.context`)
-    a running reconcile's :class:`ReconcileContext`: its stop event and
-    deadline.
+    a running reconcile's :class:`ReconcileContext`: its stop event,
+    deadline and :class:`WriteLedger`.
+:class:`WriteLedger` (:mod:`informers.toolkit.runtime.writes`)
+    read-your-writes: the writes a reconcile made through a
+    :class:`~informers.toolkit.client.Client`, which the controller waits
+    for before it reconciles the same request again.
 :class:`InformerSource`, :class:`PeriodicSource`, :class:`ChannelSource`
     (:mod:`informers.toolkit.runtime.sources`): where requests come from.
 Predicates (:mod:`informers.toolkit.runtime.predicates`) and map functions
@@ -64,6 +68,7 @@ from informers.toolkit.runtime.sources import (
     Sink,
     Source,
 )
+from informers.toolkit.runtime.writes import WriteLedger
 
 __all__ = [
     # the loop
@@ -71,6 +76,7 @@ __all__ = [
     "ReconcileContext",
     "ReconcileFunc",
     "current_context",
+    "WriteLedger",
     # requests and results
     "Request",
     "Result",

@@ -17,7 +17,11 @@ It carries:
   <informers.toolkit.runtime.Controller.stop>`; a controller run under leader
   election is stopped when leadership is lost, so the event is set then too);
 * a **deadline**, when the controller has a ``reconcile_timeout`` (off by
-  default): the clock time by which the call should have returned.
+  default): the clock time by which the call should have returned;
+* a **write ledger** (:class:`~informers.toolkit.runtime.writes.WriteLedger`):
+  the writes the call made through a :class:`~informers.toolkit.client.Client`,
+  which the controller waits for before it reconciles the same request again
+  (read-your-writes; see :mod:`informers.toolkit.runtime.writes`).
 
 Neither interrupts anything: **a thread cannot be killed**. A reconcile that
 ignores its context runs to its end; past its deadline the controller logs
@@ -40,6 +44,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from informers.toolkit.runtime.writes import WriteLedger
 from informers.util.clock import Clock
 
 __all__ = ["ReconcileContext", "current_context"]
@@ -52,9 +57,10 @@ class ReconcileContext:
     :param stop: set when the call should give up: the controller stops.
     :param deadline: the clock time the call should end by, or ``None``.
     :param clock: the controller's clock (the deadline's and ``wait``'s).
+    :param writes: the call's write ledger (default: a new, empty one).
     """
 
-    __slots__ = ("_clock", "deadline", "requests", "stop")
+    __slots__ = ("_clock", "deadline", "requests", "stop", "writes")
 
     def __init__(
         self,
@@ -62,8 +68,10 @@ class ReconcileContext:
         stop: threading.Event,
         deadline: float | None,
         clock: Clock,
+        writes: WriteLedger | None = None,
     ) -> None:
         self.requests = tuple(requests)
+        self.writes = WriteLedger() if writes is None else writes
         self.stop = stop
         self.deadline = deadline
         self._clock = clock

@@ -54,7 +54,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 from informers.errors import CacheSyncTimeoutError, InformerStateError, ObjectKeyError
-from informers.toolkit.runtime.context import ReconcileContext, _set_current
+from informers.toolkit.runtime.context import ReconcileContext, _set_current, current_context
 from informers.toolkit.runtime.errors import is_terminal
 from informers.toolkit.runtime.metrics import (
     RESULT_ERROR,
@@ -67,6 +67,7 @@ from informers.toolkit.runtime.metrics import (
 )
 from informers.toolkit.runtime.request import Request, Result
 from informers.toolkit.runtime.sources import HandlerSource, Source, coerce_request
+from informers.toolkit.runtime.writes import WriteBarrier
 from informers.toolkit.workqueue import (
     DEFAULT_MAX_WAIT,
     MetricsProvider,
@@ -241,6 +242,8 @@ class Controller:
         self._reconcile_timeout = reconcile_timeout
         # Set when stop() begins: every reconcile context's stop event.
         self._stop_event = threading.Event()
+        # The writes each reconcile made, held against the next one (read-your-writes).
+        self._writes = WriteBarrier()
         if isinstance(max_batch, bool) or not isinstance(max_batch, int):
             raise TypeError(f"max_batch must be an int, not {type(max_batch).__name__}")
         if max_batch < 1:
@@ -333,6 +336,12 @@ class Controller:
     def sources(self) -> tuple[Source, ...]:
         """The sources, in start order."""
         return self._sources
+
+    @property
+    def write_barrier(self) -> WriteBarrier:
+        """Holds each reconcile back until the caches reflect the writes the
+        previous reconcile of its request made (read-your-writes)."""
+        return self._writes
 
     @property
     def workers(self) -> int:
@@ -655,6 +664,7 @@ class Controller:
         outcomes: Sequence[Result | BaseException | None]
         deadline = self._enter(requests, started)
         try:
+            self._writes.hold(requests)  # read-your-writes (runtime.writes)
             outcomes = batch(requests)
             if len(outcomes) != len(requests):
                 raise TypeError(
@@ -684,6 +694,7 @@ class Controller:
         failure: Exception | None = None
         result = None
         try:
+            self._writes.hold(requests)  # read-your-writes (runtime.writes)
             result = self._reconcile(request)
         except Exception as error:  # noqa: BLE001 - requeued or dropped, and logged, by _finish
             failure = error
@@ -707,7 +718,9 @@ class Controller:
         )
 
     def _exit(self, timer: TimerHandle | None) -> None:
-        """After a reconcile call: no current context, no overrun report."""
+        """After a reconcile call: keep its writes for the next call of its
+        requests; no current context, no overrun report."""
+        self._writes.keep(current_context())
         _set_current(None)
         if timer is not None:
             timer.cancel()
