@@ -18,7 +18,7 @@ import hashlib
 import platform
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from informers.testing.apiserver._rules import NO_STATUS_SUBRESOURCE
@@ -154,21 +154,21 @@ def _resource_entry(res: Resource) -> dict[str, Any]:
 def resource_list_document(
     group_version: str,
     resources: Iterable[Resource],
-    custom: Mapping[Resource, tuple[str, ...]] | None = None,
+    has_status: Callable[[Resource], bool] | None = None,
+    scalable: Callable[[Resource], bool] | None = None,
 ) -> dict[str, Any] | None:
     """The ``/api/v1`` or ``/apis/<group>/<version>`` answer
     (``APIResourceList``) for ``group_version`` (``"v1"``, ``"apps/v1"``), or
     ``None`` when none of ``resources`` is served there (the server answers
     404). Built-in kinds with a status subresource also list ``<plural>/status``;
     deployments, replicasets, statefulsets and replicationcontrollers list
-    ``<plural>/scale`` (an ``autoscaling/v1`` Scale); ``custom`` names the
-    subresources (``status``, ``scale``) of custom resources."""
-    custom = custom or {}
+    ``<plural>/scale`` (an ``autoscaling/v1`` Scale). ``has_status`` and
+    ``scalable`` (for custom resources, whose CRD says) replace those rules."""
     entries: dict[str, dict[str, Any]] = {}
     for res in resources:
         if res.group_version == group_version and res.plural not in entries:
             entries[res.plural] = _resource_entry(res)
-            if _has_status_subresource(res) or "status" in custom.get(res, ()):
+            if (has_status or _has_status_subresource)(res):
                 entries[f"{res.plural}/status"] = {
                     "name": f"{res.plural}/status",
                     "singularName": "",
@@ -176,7 +176,7 @@ def resource_list_document(
                     "kind": res.kind,
                     "verbs": ["get", "patch", "update"],
                 }
-            if res in SCALABLE or "scale" in custom.get(res, ()):
+            if (scalable or SCALABLE.__contains__)(res):
                 entries[f"{res.plural}/scale"] = {
                     "name": f"{res.plural}/scale",
                     "singularName": "",

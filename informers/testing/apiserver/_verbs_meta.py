@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from informers.testing.apiserver import _discovery, _openapi, _status
-from informers.testing.apiserver._crd.views import discovery_subresources
+from informers.testing.apiserver._crd.views import scalable
 from informers.testing.apiserver._exchange import Reply, Request
 from informers.testing.apiserver._storage import Storage
 
@@ -48,7 +48,10 @@ class MetaEndpoints:
             else:
                 return False
             document = _discovery.resource_list_document(
-                group_version, storage.resources(), discovery_subresources(storage)
+                group_version,
+                storage.resources(),
+                storage.has_status_subresource,
+                scalable(storage),
             )
             if document is None:
                 raise _status.no_such_route()

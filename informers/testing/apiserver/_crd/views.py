@@ -2,7 +2,7 @@
 stored CustomResourceDefinition: the ``scale`` subresource (an
 ``autoscaling/v1`` Scale over the CRD's ``specReplicasPath``,
 ``statusReplicasPath`` and ``labelSelectorPath``), the Table columns of its
-``additionalPrinterColumns`` and the subresources discovery lists.
+``additionalPrinterColumns`` and whether discovery lists ``scale``.
 
 Each function reads the CRD from :class:`Storage` (thread-safe: storage takes
 its lock); kinds without a CRD (built-in, or registered from Python) get
@@ -19,6 +19,7 @@ from typing import Any
 from informers.testing.apiserver import _status
 from informers.testing.apiserver._crd import definition
 from informers.testing.apiserver._crd.jsonpath import find
+from informers.testing.apiserver._scale import SCALABLE
 from informers.testing.apiserver._storage import Storage
 from informers.testing.apiserver._table import human_duration
 from informers.wire.resources import BUILTIN_RESOURCES, CUSTOMRESOURCEDEFINITIONS, Resource
@@ -26,8 +27,8 @@ from informers.wire.resources import BUILTIN_RESOURCES, CUSTOMRESOURCEDEFINITION
 __all__ = [
     "Column",
     "crd_of",
-    "discovery_subresources",
     "from_scale",
+    "scalable",
     "scale_paths",
     "table_columns",
     "to_scale",
@@ -152,14 +153,12 @@ def table_columns(storage: Storage, resource: Resource) -> list[Column] | None:
     return out
 
 
-def discovery_subresources(storage: Storage) -> dict[Resource, tuple[str, ...]]:
-    """The subresources (``status``, ``scale``) each served custom resource
-    version has, as discovery lists them."""
-    out: dict[Resource, tuple[str, ...]] = {}
-    for resource in storage.resources():
-        crd = crd_of(storage, resource)
-        if crd is not None:
-            names = definition.subresource_names(crd, resource.version)
-            if names:
-                out[resource] = names
-    return out
+def scalable(storage: Storage) -> Callable[[Resource], bool]:
+    """Whether a resource serves ``scale``: the built-in scalable kinds, and
+    custom resources whose CRD version declares ``subresources.scale`` (what
+    discovery lists)."""
+
+    def serves_scale(resource: Resource) -> bool:
+        return resource in SCALABLE or scale_paths(storage, resource) is not None
+
+    return serves_scale
