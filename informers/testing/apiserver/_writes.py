@@ -15,10 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypedDict
 
-from informers.testing.apiserver import _crd, _graceful, _rules, _status
+from informers.testing.apiserver import _rules, _status
 from informers.testing.apiserver._apply import record_update
 from informers.testing.apiserver._apply.operations import Target
+from informers.testing.apiserver._crd import admit as crd_admit
+from informers.testing.apiserver._crd import crd_name, read_defaults
 from informers.testing.apiserver._filtering import Predicate
+from informers.testing.apiserver._graceful import grace_period, terminating
 from informers.testing.apiserver._history import History, KindLog, key_range
 from informers.testing.apiserver._stored import ADDED, DELETED, MODIFIED, Event, Stored, object_key
 from informers.testing.apiserver._watch import WatchHub
@@ -117,7 +120,7 @@ class ObjectWrites:
         rv = history.rv + 1
         new = _rules.new_object(resource, kind.builtin, obj, meta, namespace=ns, name=name, rv=rv)
         if not kind.builtin:
-            new = _crd.admit(self._crd_of(resource), resource, new, creating=True)
+            new = crd_admit(self._crd_of(resource), resource, new, creating=True)
         if kind.builtin and resource == SERVICES:
             self._cluster_ips.assign(new, dry_run)
         record_update(None, new, manager=manager, target=self._target(resource))
@@ -135,7 +138,7 @@ class ObjectWrites:
     def _crd_of(self, resource: Resource) -> dict[str, Any] | None:
         """The stored CustomResourceDefinition of ``resource``, if any."""
         crds = self._history.find(CUSTOMRESOURCEDEFINITIONS)
-        stored = None if crds is None else crds.objects.get(_crd.crd_name(resource))
+        stored = None if crds is None else crds.objects.get(crd_name(resource))
         return None if stored is None else stored.obj
 
     def _register_crd(self, crd: dict[str, Any]) -> None:
@@ -150,7 +153,7 @@ class ObjectWrites:
         if resources:
             kind = self._history.kind(resources[0])
             for key, stored in list(kind.objects.items()):
-                defaulted = _crd.read_defaults(crd, stored.obj)
+                defaulted = read_defaults(crd, stored.obj)
                 if defaulted is not stored.obj:
                     kind.put(Stored(defaulted, key, stored.rv, kind.builtin))
 
@@ -200,7 +203,7 @@ class ObjectWrites:
             keep_status=keep_status,
         )
         if not kind.builtin:
-            new = _crd.admit(self._crd_of(resource), resource, new)
+            new = crd_admit(self._crd_of(resource), resource, new)
         record_update(
             old.obj,
             new,
@@ -272,14 +275,14 @@ class ObjectWrites:
             if added is not None:
                 old = Stored(added, old.key, old.rv, kind.builtin)
         if graceful and kind.builtin and resource.kind == "Pod":
-            grace = _graceful.grace_period(old.obj, grace_seconds)
+            grace = grace_period(old.obj, grace_seconds)
             if grace > 0 or (old_meta.get("deletionTimestamp") and old_meta.get("finalizers")):
                 return self._terminate(kind, old, grace)
         return self._delete(kind, old)
 
     def _terminate(self, kind: KindLog, old: Stored, grace: int) -> tuple[Stored, bool]:
         """Start (or shorten) a pod's graceful deletion."""
-        new = _graceful.terminating(old.obj, grace, self._history.rv + 1)
+        new = terminating(old.obj, grace, self._history.rv + 1)
         if new is None:
             return old, False
         self._history.rv += 1
