@@ -583,6 +583,21 @@ class ApiServer:
     def deletion_lifecycle(self, on: bool) -> None:
         self._settings.deletion_lifecycle = bool(on)
 
+    @property
+    def pod_termination_delay(self) -> float:
+        """Seconds the simulated kubelet (the controller manager's
+        pod-lifecycle controller, read when it starts) lets a pod stay
+        Terminating before it ends it (at most its grace period; default
+        0.1). While the deletion lifecycle is on, a DELETE of a pod running on
+        a node only starts its graceful deletion."""
+        return self._settings.pod_termination_delay
+
+    @pod_termination_delay.setter
+    def pod_termination_delay(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("pod_termination_delay must be >= 0")
+        self._settings.pod_termination_delay = float(seconds)
+
     def watch_count(self) -> int:
         """Number of watch streams open now."""
         return self._storage.watch_count()

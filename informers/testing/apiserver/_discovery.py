@@ -181,7 +181,8 @@ def resource_list_document(
     built-in kinds that have one) also list ``<plural>/status``; those
     ``scalable`` says (without it, the built-in ones below) ``<plural>/scale``;
     deployments, replicasets, statefulsets and replicationcontrollers list
-    ``<plural>/scale`` (an ``autoscaling/v1`` Scale)."""
+    ``<plural>/scale`` (an ``autoscaling/v1`` Scale). ``has_status`` and
+    ``scalable`` (for custom resources, whose CRD says) replace those rules."""
     entries: dict[str, dict[str, Any]] = {}
     for res in resources:
         if res.group_version == group_version and res.plural not in entries:

@@ -51,7 +51,12 @@ _RESOURCE_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 # Paths whose source differs from the field name.
-_FIELD_SOURCES: dict[str, tuple[str, ...]] = {"source": ("source", "component")}
+# (The Job field is named ``status.successful``, as the real server names
+# it, and reads ``status.succeeded``.)
+_FIELD_SOURCES: dict[str, tuple[str, ...]] = {
+    "source": ("source", "component"),
+    "status.successful": ("status", "succeeded"),
+}
 # Defaults the server applies when the object leaves the field out.
 _FIELD_DEFAULTS: dict[tuple[str, str], str] = {
     ("pods", "spec.hostNetwork"): "false",

@@ -15,6 +15,7 @@ import threading
 import urllib.parse
 
 from informers.testing.apiserver import _scale, _status
+from informers.testing.apiserver._crd.views import scale_paths as crd_scale_paths
 from informers.testing.apiserver._exchange import Headers, Reply, Request
 from informers.testing.apiserver._faults import FaultState, send_failure
 from informers.testing.apiserver._security import Security, request_access, unauthorized
@@ -119,10 +120,12 @@ class Router:
             raise _status.no_such_route()
         name = tail[0] if tail else None
         subresource = tail[1] if len(tail) > 1 else ""
-        if subresource == "scale" and resource in _scale.SCALABLE:
-            if namespace is None or name is None:
+        if subresource == "scale" and (
+            resource in _scale.SCALABLE or crd_scale_paths(storage, resource) is not None
+        ):
+            if name is None or (resource.namespaced and namespace is None):
                 raise _status.no_such_route()
-            self._subresources.scale(reply, request, resource, namespace, name)
+            self._subresources.scale(reply, request, resource, namespace or "", name)
             return
         if subresource == "finalize" and resource == NAMESPACES and name is not None:
             self._subresources.finalize_namespace(reply, request, name)

@@ -31,3 +31,5 @@ class Settings:
         self.deadline_bookmark = 2.0
         #: Deletions wait for controllers (see ``ApiServer.deletion_lifecycle``).
         self.deletion_lifecycle = False
+        #: Seconds the simulated kubelet takes to end a terminating pod.
+        self.pod_termination_delay = 0.1

@@ -25,6 +25,7 @@ from typing import Any, Unpack
 
 from informers.testing.apiserver import _status
 from informers.testing.apiserver._apply import endpoint as _endpoint
+from informers.testing.apiserver._crd.jsonpath import set_path
 from informers.testing.apiserver._filtering import Predicate, as_seen
 from informers.testing.apiserver._history import History, ListOptions, ListResult, key_range
 from informers.testing.apiserver._schema import kinds as _kinds
@@ -223,9 +224,11 @@ class Storage:
         *,
         dry_run: bool = False,
         manager: str | None = None,
+        replicas_path: str = ".spec.replicas",
     ) -> Stored:
-        """Set ``spec.replicas`` of an object (a write to its ``scale``
-        subresource), keeping everything else. A non-empty
+        """Set ``spec.replicas`` (or the field at ``replicas_path``, a
+        custom resource's ``specReplicasPath``) of an object (a write to its
+        ``scale`` subresource), keeping everything else. A non-empty
         ``resource_version`` must be the object's (else 409 Conflict).
         ``manager`` records the write as one through ``scale``."""
         with self._writing() as writes:
@@ -235,9 +238,7 @@ class Storage:
                 raise _status.not_found(resource, name)
             if resource_version and resource_version != old.obj["metadata"]["resourceVersion"]:
                 raise _status.conflict(resource, name)
-            obj = dict(old.obj)
-            spec = obj.get("spec")
-            obj["spec"] = {**(spec if isinstance(spec, dict) else {}), "replicas": replicas}
+            obj = set_path(old.obj, replicas_path, replicas)
             return writes.update(
                 resource,
                 obj,
@@ -265,7 +266,10 @@ class Storage:
         garbage collector. With ``namespace_lifecycle`` a Namespace whose
         ``spec.finalizers`` is not empty is only marked (``deletionTimestamp``,
         ``phase: Terminating``) for the namespace controller to empty and
-        finalize; without it the namespace's contents are deleted at once."""
+        finalize; without it the namespace's contents are deleted at once.
+        ``graceful`` (a Pod, while the deletion lifecycle is on) starts a
+        graceful deletion of ``grace_seconds`` (None: the pod's own) instead
+        (see :mod:`._graceful`)."""
         with self._writing() as writes:
             return writes.delete(resource, name, namespace, **options)
 

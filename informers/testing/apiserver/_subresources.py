@@ -10,6 +10,7 @@ from typing import Any
 
 from informers.testing.apiserver import _scale, _status
 from informers.testing.apiserver._body import decode_body
+from informers.testing.apiserver._crd import views as _crd_views
 from informers.testing.apiserver._exchange import Reply, Request, dry_run, field_manager
 from informers.testing.apiserver._storage import Storage
 from informers.testing.apiserver._verbs_patch import apply_request_patch, patch_type
@@ -52,6 +53,14 @@ class Subresources:
         """GET, PUT and PATCH of ``<name>/scale`` (an ``autoscaling/v1`` Scale)."""
         storage = self._storage
         method = request.method
+        paths = None if resource in _scale.SCALABLE else _crd_views.scale_paths(storage, resource)
+
+        def to_scale(obj: dict[str, Any]) -> dict[str, Any]:
+            if paths is not None:
+                return _crd_views.to_scale(paths, obj)
+            return _scale.to_scale(resource, obj)
+
+        replicas_path = ".spec.replicas" if paths is None else _crd_views.from_scale(paths)
         if method == "GET":
             stored = storage.get(resource, name, namespace)
         elif method == "PUT":
@@ -64,10 +73,11 @@ class Subresources:
                 rv,
                 dry_run=dry_run(request),
                 manager=field_manager(request),
+                replicas_path=replicas_path,
             )
         elif method == "PATCH":
             content_type = patch_type(request)
-            current = _scale.to_scale(resource, storage.get(resource, name, namespace).obj)
+            current = to_scale(storage.get(resource, name, namespace).obj)
             patched = apply_request_patch(current, request, content_type, resource)
             replicas, rv = _scale.replicas_from_scale(name, patched)
             # As for any patch, only a resourceVersion the patch itself sets
@@ -82,10 +92,11 @@ class Subresources:
                 rv,
                 dry_run=dry_run(request),
                 manager=field_manager(request),
+                replicas_path=replicas_path,
             )
         else:
             raise _status.method_not_allowed()
-        reply.send_json(200, _scale.to_scale(resource, stored.obj))
+        reply.send_json(200, to_scale(stored.obj))
 
     def finalize_namespace(self, reply: Reply, request: Request, name: str) -> None:
         """``PUT /api/v1/namespaces/<name>/finalize``: writes ``spec.finalizers``

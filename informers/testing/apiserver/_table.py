@@ -316,14 +316,17 @@ def to_table(
     *,
     now: datetime.datetime | None = None,
     include_object: str = "PartialObjectMetadata",
+    custom: list[tuple[str, str, _Cell, int]] | None = None,
 ) -> dict[str, Any]:
     """The ``Table`` answering a list (or one watch event: a one-object list) of
     ``resource``. ``list_metadata`` (``resourceVersion``, ``continue``,
     ``remainingItemCount``) becomes the Table's metadata. ``include_object``
     is the ``includeObject`` query parameter: ``"PartialObjectMetadata"``
-    (default), ``"Object"`` or ``"None"``."""
+    (default), ``"Object"`` or ``"None"``. ``custom`` columns (a CRD's
+    ``additionalPrinterColumns``) follow NAME instead of the kind's own and
+    AGE."""
     moment = now or datetime.datetime.now(datetime.UTC)
-    extra = _COLUMNS.get(resource.kind, [])
+    extra = _COLUMNS.get(resource.kind, []) if custom is None else custom
     columns = [
         {
             "name": "Name",
@@ -343,16 +346,17 @@ def to_table(
                 "priority": priority,
             }
         )
-    columns.append(
-        {
-            "name": "Age",
-            "type": _STRING,
-            "format": "",
-            "description": _DESCRIPTIONS["Age"],
-            "priority": 0,
-        }
-    )
-    after = _AFTER_AGE.get(resource.kind, [])
+    if custom is None:
+        columns.append(
+            {
+                "name": "Age",
+                "type": _STRING,
+                "format": "",
+                "description": _DESCRIPTIONS["Age"],
+                "priority": 0,
+            }
+        )
+    after = _AFTER_AGE.get(resource.kind, []) if custom is None else []
     for title, kind, _, priority in after:
         columns.append(
             {
@@ -367,7 +371,8 @@ def to_table(
     for obj in objects:
         cells: list[Any] = [_get(obj, "metadata", "name") or ""]
         cells.extend(cell(obj) for _, _, cell, _ in extra)
-        cells.append(_age(obj, moment))
+        if custom is None:
+            cells.append(_age(obj, moment))
         cells.extend(cell(obj) for _, _, cell, _ in after)
         row: dict[str, Any] = {"cells": cells}
         row_object = _row_object(resource, obj, include_object)

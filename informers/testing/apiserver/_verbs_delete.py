@@ -7,7 +7,7 @@ import json
 import logging
 from typing import Any
 
-from informers.testing.apiserver import _status
+from informers.testing.apiserver import _graceful, _status
 from informers.testing.apiserver._body import decode_body
 from informers.testing.apiserver._exchange import Reply, Request, dry_run
 from informers.testing.apiserver._filtering import build_predicate
@@ -61,6 +61,8 @@ class DeleteVerbs:
             dry_run=dry_run(request) or bool(options.get("dryRun")),
             add_finalizers=finalizers,
             namespace_lifecycle=lifecycle,
+            graceful=lifecycle and resource == PODS,
+            grace_seconds=_graceful.requested_grace(options, request.param("gracePeriodSeconds")),
         )
         log.debug("deleted %s %s rv=%s (final=%s)", resource, stored.key, stored.rv, deleted)
         if not deleted or (resource.group, resource.plural) in RETURNS_OBJECT_ON_DELETE:

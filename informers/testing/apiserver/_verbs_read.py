@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 from informers.testing.apiserver import _partial, _status
+from informers.testing.apiserver._crd.views import table_columns
 from informers.testing.apiserver._exchange import Reply, Request, parse_rv
 from informers.testing.apiserver._filtering import build_predicate, shard_predicate, with_shard
 from informers.testing.apiserver._history import decode_continue
@@ -87,7 +88,13 @@ class ReadVerbs:
         if partial is not None:
             reply.send(200, _partial.get_json(partial, resource, stored))
         elif wants_table(request):
-            document = to_table(resource, [stored.obj], {}, include_object=include_object(request))
+            document = to_table(
+                resource,
+                [stored.obj],
+                {},
+                include_object=include_object(request),
+                custom=table_columns(self._storage, resource),
+            )
             reply.send_json(200, document)
         else:
             reply.send(200, stored.full_json)
@@ -157,6 +164,7 @@ class ReadVerbs:
                 [s.obj for s in result.items],
                 metadata,
                 include_object=include_object(request),
+                custom=table_columns(self._storage, resource),
             )
             reply.send_json(200, document)
             return

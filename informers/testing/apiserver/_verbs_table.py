@@ -39,14 +39,24 @@ class TableEvents:
     no rows whose metadata carries the resourceVersion. Not thread-safe: one
     per stream."""
 
-    def __init__(self, resource: Resource, include_object: str) -> None:
+    def __init__(
+        self,
+        resource: Resource,
+        include_object: str,
+        custom: list[tuple[str, str, Any, int]] | None = None,
+    ) -> None:
         self._resource = resource
         self._include = include_object
+        self._custom = custom
         self._headers_sent = False
 
     def _line(self, event_type: str, objects: list[dict[str, Any]], rv: str) -> bytes:
         document = to_table(
-            self._resource, objects, {"resourceVersion": rv}, include_object=self._include
+            self._resource,
+            objects,
+            {"resourceVersion": rv},
+            include_object=self._include,
+            custom=self._custom,
         )
         if self._headers_sent:
             document["columnDefinitions"] = None

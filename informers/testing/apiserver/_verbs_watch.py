@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from informers.testing.apiserver import _partial, _status
+from informers.testing.apiserver._crd.views import table_columns
 from informers.testing.apiserver._exchange import Reply, Request, chunk, parse_rv
 from informers.testing.apiserver._faults import FaultState
 from informers.testing.apiserver._filtering import build_predicate, shard_predicate, with_shard
@@ -163,7 +164,7 @@ class WatchVerb:
                 _partial.bookmark_line(partial),
             )
         elif table:
-            encoder = TableEvents(resource, include)
+            encoder = TableEvents(resource, include, table_columns(storage, resource))
             event_line, bookmark_line = encoder.event, encoder.bookmark
         try:
             self._stream(

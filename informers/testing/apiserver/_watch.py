@@ -130,6 +130,10 @@ class WatchHub:
         ``([], 0, until)`` when it must wait until monotonic time ``until``
         (or a notification) and look again."""
         if watcher.end is not None:
+            if watcher.end == "removed" and watcher.buffer:  # its kind's last events
+                batch = list(watcher.buffer)
+                watcher.buffer.clear()
+                return batch, current_rv, None
             return [], current_rv, None
         stall = deadline if watcher.silenced else self.stall_until
         if now < stall:

@@ -18,7 +18,10 @@ from typing import Any, TypedDict
 from informers.testing.apiserver import _events_view, _rules, _status, _validation
 from informers.testing.apiserver._apply import record_update
 from informers.testing.apiserver._apply.operations import Target
+from informers.testing.apiserver._crd import admit as crd_admit
+from informers.testing.apiserver._crd import crd_name, read_defaults
 from informers.testing.apiserver._filtering import Predicate
+from informers.testing.apiserver._graceful import grace_period, terminating
 from informers.testing.apiserver._history import History, KindLog, key_range
 from informers.testing.apiserver._stored import ADDED, DELETED, MODIFIED, Event, Stored, object_key
 from informers.testing.apiserver._watch import WatchHub
@@ -46,6 +49,8 @@ class DeleteOptions(TypedDict, total=False):
     dry_run: bool
     add_finalizers: Sequence[str]
     namespace_lifecycle: bool
+    graceful: bool
+    grace_seconds: int | None
 
 
 class ObjectWrites:
@@ -120,6 +125,8 @@ class ObjectWrites:
             raise _status.already_exists(resource, name)
         rv = history.rv + 1
         new = _rules.new_object(resource, kind.builtin, obj, meta, namespace=ns, name=name, rv=rv)
+        if not kind.builtin:
+            new = crd_admit(self._crd_of(resource), resource, new, creating=True)
         if self.validation and kind.builtin:
             new = _validation.convert(resource, new)
         problems: list[tuple[str, str, str]] = []
@@ -139,13 +146,27 @@ class ObjectWrites:
         self._publish(kind, Event(rv, ADDED, stored, None))
         return stored
 
+    def _crd_of(self, resource: Resource) -> dict[str, Any] | None:
+        """The stored CustomResourceDefinition of ``resource``, if any."""
+        crds = self._history.find(CUSTOMRESOURCEDEFINITIONS)
+        stored = None if crds is None else crds.objects.get(crd_name(resource))
+        return None if stored is None else stored.obj
+
     def _register_crd(self, crd: dict[str, Any]) -> None:
-        """Serve what ``crd`` defines, and fill in its status (in place)."""
+        """Serve what ``crd`` defines, and fill in its status (in place);
+        stored objects get the defaults of its (new) schemas, as reads from
+        storage would apply them."""
         resources, status_sub, status = _rules.crd_resources(crd)
         for res in resources:
             kind = self._history.register(res)
             kind.status_subresource = kind.status_subresource or status_sub
         crd["status"] = status
+        if resources:
+            kind = self._history.kind(resources[0])
+            for key, stored in list(kind.objects.items()):
+                defaulted = read_defaults(crd, stored.obj)
+                if defaulted is not stored.obj:
+                    kind.put(Stored(defaulted, key, stored.rv, kind.builtin))
 
     def update(
         self,
@@ -198,6 +219,8 @@ class ObjectWrites:
             _validation.validate_update(
                 resource, kind.builtin, new, old.obj, subresource=subresource
             )
+        if not kind.builtin:
+            new = crd_admit(self._crd_of(resource), resource, new)
         record_update(
             old.obj,
             new,
@@ -240,6 +263,8 @@ class ObjectWrites:
         dry_run: bool = False,
         add_finalizers: Sequence[str] = (),
         namespace_lifecycle: bool = False,
+        graceful: bool = False,
+        grace_seconds: int | None = None,
     ) -> tuple[Stored, bool]:
         """A delete (see :meth:`Storage.delete`)."""
         kind = self._history.kind(resource)
@@ -268,7 +293,22 @@ class ObjectWrites:
             added = _rules.with_finalizers(old.obj, add_finalizers)
             if added is not None:
                 old = Stored(added, old.key, old.rv, kind.builtin)
+        if graceful and kind.builtin and resource.kind == "Pod":
+            grace = grace_period(old.obj, grace_seconds)
+            if grace > 0 or (old_meta.get("deletionTimestamp") and old_meta.get("finalizers")):
+                return self._terminate(kind, old, grace)
         return self._delete(kind, old)
+
+    def _terminate(self, kind: KindLog, old: Stored, grace: int) -> tuple[Stored, bool]:
+        """Start (or shorten) a pod's graceful deletion."""
+        new = terminating(old.obj, grace, self._history.rv + 1)
+        if new is None:
+            return old, False
+        self._history.rv += 1
+        stored = Stored(new, old.key, self._history.rv, kind.builtin)
+        kind.put(stored)
+        self._publish(kind, Event(stored.rv, MODIFIED, stored, old))
+        return stored, False
 
     def _mark_deleted(
         self, kind: KindLog, old: Stored, *, terminating: bool
@@ -299,8 +339,18 @@ class ObjectWrites:
         if resource == SERVICES:
             self._cluster_ips.release(obj)
         if resource == CUSTOMRESOURCEDEFINITIONS:
+            # Its custom resources go first (finalizers or not), each with a
+            # DELETED event its watchers still receive; then the endpoints.
             spec = obj.get("spec") or {}
             group, plural = spec.get("group", ""), (spec.get("names") or {}).get("plural", "")
+            for kind in self._history.kinds():
+                if (kind.resource.group, kind.resource.plural) == (group, plural):
+                    for key in list(kind.keys()):
+                        self._history.rv += 1
+                        last = kind.objects[key]
+                        final = last.with_rv(self._history.rv)
+                        kind.remove(key)
+                        self._publish(kind, Event(final.rv, DELETED, final, last))
             self.unregister(group, plural)
 
     def _delete_namespace_contents(self, namespace: str) -> None:

@@ -170,14 +170,18 @@ class JsonApi:
         propagation: str = "",
         uid: str = "",
         resource_version: str = "",
+        grace_period: int | None = None,
     ) -> bool:
         """DELETE the object; ``False`` when it was gone already. ``uid`` and
         ``resource_version`` are preconditions (:class:`ConflictError` when
         the name now holds another object, or the object changed since the
-        caller read it)."""
+        caller read it). ``grace_period`` is the DeleteOptions'
+        ``gracePeriodSeconds`` (0: a pod goes at once)."""
         options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if propagation:
             options["propagationPolicy"] = propagation
+        if grace_period is not None:
+            options["gracePeriodSeconds"] = grace_period
         preconditions: dict[str, str] = {}
         if uid:
             preconditions["uid"] = uid

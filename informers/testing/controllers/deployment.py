@@ -19,7 +19,15 @@ of all ReplicaSets stay within ``replicas + maxSurge``, old ones shrink
 while at least ``replicas - maxUnavailable`` pods are available (default
 25 % each; surge rounds up, unavailability down, at least one of them is
 non-zero). ``Recreate``: old ReplicaSets go to zero, and once their pods
-are gone the new one is scaled up. ``paused`` Deployments are not rolled.
+are gone the new one is scaled up. A ``paused`` Deployment gets no new
+ReplicaSet and no new revision; a change of ``replicas`` scales its one
+active ReplicaSet (the real controller scales proportionally); its status
+says ``Progressing: Unknown / DeploymentPaused``.
+
+Templates are compared as ``EqualIgnoreHash`` does, after dropping the hash
+label, nulls and empty maps and lists (``kubectl rollout undo`` sends the old
+ReplicaSet's template with ``creationTimestamp: null``), so an undo reuses
+the old ReplicaSet.
 
 Status: ``observedGeneration``, ``replicas``, ``updatedReplicas``,
 ``readyReplicas``, ``availableReplicas``, ``unavailableReplicas`` and the
@@ -88,12 +96,29 @@ def pod_template_hash(template: dict[str, Any], collision_count: int = 0) -> str
     return "".join(out)
 
 
+def _normalised(value: Any) -> Any:
+    """``value`` without nulls, empty maps and empty lists (as
+    ``apiequality.Semantic.DeepEqual`` takes nil and empty for equal and a
+    Go client sends ``creationTimestamp: null``)."""
+    if isinstance(value, dict):
+        out = {k: _normalised(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v is not None and v not in ({}, [])}
+    if isinstance(value, list):
+        return [_normalised(v) for v in value]
+    return value
+
+
 def _template_without_hash(template: dict[str, Any]) -> dict[str, Any]:
+    """A pod template as the deployment controller compares them
+    (``EqualIgnoreHash``): without the ``pod-template-hash`` label, and
+    normalised (see :func:`_normalised`), so that ``kubectl rollout undo``
+    finds the ReplicaSet it copied the template from."""
     clean = copy.deepcopy(template)
     labels = (clean.get("metadata") or {}).get("labels")
     if isinstance(labels, dict):
         labels.pop(HASH_LABEL, None)
-    return clean
+    normal: dict[str, Any] = _normalised(clean)
+    return normal
 
 
 def _scaled(value: Any, total: int, *, round_up: bool, default: str) -> int:
@@ -163,6 +188,18 @@ class DeploymentReconciler:
         max_revision = max((_revision(rs) for rs in old), default=0)
         replicas = int(spec.get("replicas", 1) or 0)
         just_created = False
+        if spec.get("paused"):
+            # A paused Deployment makes no new ReplicaSet and moves no
+            # revision; a change of its replicas still scales the one
+            # active ReplicaSet (when there is exactly one), and it reports.
+            current = new_rs or max(owned, key=_revision, default=None)
+            if current is not None:
+                active = [rs for rs in owned if _spec_replicas(rs) > 0]
+                if len(active) == 1 and _spec_replicas(active[0]) != replicas:
+                    self._scale(copy.deepcopy(active[0]), replicas)
+                others = [rs for rs in owned if rs is not current]
+                self._update_status(deployment, current, others, replicas, False)
+            return None
         if new_rs is None:
             new_rs = self._create_replica_set(deployment, max_revision + 1, old, replicas)
             if new_rs is None:
@@ -178,8 +215,7 @@ class DeploymentReconciler:
                 request.name,
                 {"metadata": {"annotations": {REVISION_ANNOTATION: revision}}},
             )
-        if not spec.get("paused"):
-            self._roll(deployment, new_rs, old, replicas)
+        self._roll(deployment, new_rs, old, replicas)
         self._update_status(deployment, new_rs, old, replicas, just_created)
         return None
 
@@ -384,7 +420,12 @@ class DeploymentReconciler:
             reason, message = "NewReplicaSetCreated", f'Created new replica set "{rs_name}"'
         else:
             reason, message = "ReplicaSetUpdated", f'ReplicaSet "{rs_name}" is progressing.'
-        conditions = set_condition(conditions, "Progressing", "True", reason, message, stamp=stamp)
+        progressing = "True"
+        if (deployment.get("spec") or {}).get("paused"):
+            progressing, reason, message = "Unknown", "DeploymentPaused", "Deployment is paused"
+        conditions = set_condition(
+            conditions, "Progressing", progressing, reason, message, stamp=stamp
+        )
         status: dict[str, Any] = {
             "observedGeneration": deployment["metadata"].get("generation", 1),
             "replicas": total,

@@ -1,15 +1,22 @@
 """The garbage collector: dependents go when their owners go.
 
-It watches Deployments, ReplicaSets, Jobs (owners) and ReplicaSets and Pods
-(dependents); a request names one object as ``Request(namespace,
-"<plural>:<name>")`` (``:`` cannot occur in an object name).
+It watches the built-in kinds of :data:`DEPENDENT_KINDS` (workloads, pods,
+ConfigMaps, Secrets, Services, ServiceAccounts, PersistentVolumeClaims) and,
+through :class:`~._monitors.CustomResourceMonitors`, every custom resource
+kind while its CRD exists; any watched object may own or depend on any
+other. A request names one object as ``Request(namespace,
+"<resource>:<name>")`` (``deployments.apps:web``; ``:`` cannot occur in an
+object name).
 
 * **Background** (an owner is gone): a dependent whose every owner reference
-  names an object that no longer exists (checked with a live GET, so a
-  lagging cache never deletes anything; the dependent itself is read live
-  too, and deleted only at the version judged, so references an orphaning
-  owner removed meanwhile are never overlooked) is deleted; references to
-  missing owners are dropped from a dependent that still has another owner.
+  names an object that no longer exists, or exists with another uid (a
+  dangling reference), is deleted. Both are checked live (a lagging cache
+  never deletes anything; the dependent is deleted only at the version
+  judged, so references an orphaning owner removed meanwhile are never
+  overlooked); references to missing owners are dropped from a dependent
+  that still has another owner. An owner's kind is resolved among the
+  watched kinds and the built-in ones; an owner of a kind it cannot resolve
+  is taken to exist.
 * **Foreground** (the owner has ``deletionTimestamp`` and the
   ``foregroundDeletion`` finalizer): its dependents are deleted (those that
   own things themselves in the foreground too); once no dependent with
@@ -18,7 +25,7 @@ It watches Deployments, ReplicaSets, Jobs (owners) and ReplicaSets and Pods
 * **Orphan** (the ``orphan`` finalizer): the references to the owner are
   removed from its dependents, then the finalizer.
 
-Owners of kinds it does not watch are taken to exist.
+Objects of kinds it does not watch are neither collected nor finalized.
 """
 
 from __future__ import annotations
@@ -29,10 +36,27 @@ from collections.abc import Mapping
 from typing import Any
 
 from informers.cache.informer import SharedIndexInformer
+from informers.testing.controllers._monitors import CustomResourceMonitors
 from informers.testing.controllers.api import ConflictError, JsonApi, NotFoundError
-from informers.toolkit.runtime import Controller, InformerSource, Request, Result
+from informers.toolkit.runtime import Controller, InformerSource, Request, Result, Source
 from informers.wire.objects import DeletedFinalStateUnknown, get_namespace
-from informers.wire.resources import DEPLOYMENTS, JOBS, PODS, REPLICASETS, Resource
+from informers.wire.resources import (
+    BUILTIN_RESOURCES,
+    CONFIGMAPS,
+    CRONJOBS,
+    DAEMONSETS,
+    DEPLOYMENTS,
+    JOBS,
+    PERSISTENTVOLUMECLAIMS,
+    PODS,
+    REPLICASETS,
+    REPLICATIONCONTROLLERS,
+    SECRETS,
+    SERVICEACCOUNTS,
+    SERVICES,
+    STATEFULSETS,
+    Resource,
+)
 
 __all__ = [
     "DEPENDENT_KINDS",
@@ -51,14 +75,26 @@ log = logging.getLogger(__name__)
 FOREGROUND = "foregroundDeletion"
 #: The finalizer of an orphaning delete: dependents lose the owner reference.
 ORPHAN = "orphan"
-#: The index (on dependents' informers) from an owner's uid to its dependents.
+#: The index (on every watched informer) from an owner's uid to its dependents.
 OWNER_UID_INDEX = "gc-owner-uid"
-#: Owner kinds, by (group, kind).
-OWNER_KINDS: dict[tuple[str, str], Resource] = {
-    (r.group, r.kind): r for r in (DEPLOYMENTS, REPLICASETS, JOBS)
-}
-#: The kinds whose objects may have owners.
-DEPENDENT_KINDS: tuple[Resource, ...] = (REPLICASETS, PODS)
+#: The built-in kinds the collector watches, as owners and as dependents.
+DEPENDENT_KINDS: tuple[Resource, ...] = (
+    PODS,
+    REPLICASETS,
+    DEPLOYMENTS,
+    STATEFULSETS,
+    DAEMONSETS,
+    JOBS,
+    CRONJOBS,
+    REPLICATIONCONTROLLERS,
+    CONFIGMAPS,
+    SECRETS,
+    SERVICES,
+    SERVICEACCOUNTS,
+    PERSISTENTVOLUMECLAIMS,
+)
+#: Built-in owner kinds it can resolve (for a live read), by (group, kind).
+OWNER_KINDS: dict[tuple[str, str], Resource] = {(r.group, r.kind): r for r in BUILTIN_RESOURCES}
 
 
 def owner_uid_index(obj: Any) -> list[str]:
@@ -72,62 +108,106 @@ def _refs(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [r for r in refs if isinstance(r, Mapping)]
 
 
-def _owner_resource(ref: Mapping[str, Any]) -> Resource | None:
+def _ref_group_kind(ref: Mapping[str, Any]) -> tuple[str, str]:
     api_version = str(ref.get("apiVersion") or "")
     group = api_version.split("/", 1)[0] if "/" in api_version else ""
-    return OWNER_KINDS.get((group, str(ref.get("kind") or "")))
+    return group, str(ref.get("kind") or "")
 
 
 def _request(resource: Resource, namespace: str, name: str) -> Request:
-    return Request(namespace, f"{resource.plural}:{name}")
+    return Request(namespace, f"{resource}:{name}")
 
 
 class GarbageCollector:
     """``reconcile(request)`` for one watched object, and the map functions
-    of its sources. Thread-safe: its state is the caches."""
+    of its sources. Thread-safe: its state is the caches.
 
-    def __init__(self, api: JsonApi, informers: Mapping[Resource, SharedIndexInformer]) -> None:
+    :param informers: the informers of the built-in kinds it watches (each
+        with the :data:`OWNER_UID_INDEX` index).
+    :param custom: the custom resource kinds' informers, following the CRDs.
+    """
+
+    def __init__(
+        self,
+        api: JsonApi,
+        informers: Mapping[Resource, SharedIndexInformer],
+        custom: CustomResourceMonitors | None = None,
+    ) -> None:
         self.api = api
         self.informers = dict(informers)
+        self.custom = custom
+
+    def _views(self) -> dict[Resource, SharedIndexInformer]:
+        """Every watched kind's informer, now."""
+        if self.custom is None:
+            return self.informers
+        return {**self.informers, **self.custom.informers()}
+
+    def _owner_resource(self, ref: Mapping[str, Any]) -> Resource | None:
+        """The resource of an owner reference's kind, or None (unresolvable)."""
+        group_kind = _ref_group_kind(ref)
+        for resource in self._views():
+            if (resource.group, resource.kind) == group_kind:
+                return resource
+        return OWNER_KINDS.get(group_kind)
 
     def map_func(self, resource: Resource) -> Any:
         """The map function of ``resource``'s source: the object itself, its
-        owners and (for an owner kind) its dependents."""
+        owners and its dependents."""
 
         def mapping(obj: Any) -> list[Request]:
             target = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
             meta = target.get("metadata") or {}
             namespace = get_namespace(target)
             out = [_request(resource, namespace, meta["name"])]
+            views = self._views()
             for ref in _refs(target):
-                owner = _owner_resource(ref)
+                group_kind = _ref_group_kind(ref)
+                owner = next((r for r in views if (r.group, r.kind) == group_kind), None)
                 if owner is not None and ref.get("name"):
-                    out.append(_request(owner, namespace, str(ref["name"])))
-            if (resource.group, resource.kind) in OWNER_KINDS and meta.get("uid"):
-                for kind in DEPENDENT_KINDS:
-                    for dependent in (
-                        self.informers[kind].get_indexer().by_index(OWNER_UID_INDEX, meta["uid"])
-                    ):
-                        out.append(_request(kind, namespace, dependent["metadata"]["name"]))
+                    out.append(
+                        _request(owner, namespace if owner.namespaced else "", str(ref["name"]))
+                    )
+            if meta.get("uid"):
+                for kind, dependent in self._dependents_of(str(meta["uid"]), views):
+                    out.append(
+                        _request(kind, get_namespace(dependent), dependent["metadata"]["name"])
+                    )
             return out
 
         return mapping
 
-    def _dependents(self, owner: Mapping[str, Any]) -> list[tuple[Resource, dict[str, Any]]]:
-        uid = owner["metadata"]["uid"]
+    @staticmethod
+    def _dependents_of(
+        uid: str, views: Mapping[Resource, SharedIndexInformer]
+    ) -> list[tuple[Resource, dict[str, Any]]]:
         return [
             (kind, d)
-            for kind in DEPENDENT_KINDS
-            for d in self.informers[kind].get_indexer().by_index(OWNER_UID_INDEX, uid)
+            for kind, informer in views.items()
+            for d in informer.get_indexer().by_index(OWNER_UID_INDEX, uid)
         ]
 
+    def _dependents(self, owner: Mapping[str, Any]) -> list[tuple[Resource, dict[str, Any]]]:
+        return self._dependents_of(str(owner["metadata"]["uid"]), self._views())
+
+    def _find(self, name: str) -> tuple[Resource, SharedIndexInformer] | None:
+        views = self._views()
+        for resource, informer in views.items():
+            if str(resource) == name:
+                return resource, informer
+        for resource, informer in views.items():
+            if resource.plural == name:
+                return resource, informer
+        return None
+
     def __call__(self, request: Request) -> Result | None:
-        plural, _, name = request.name.partition(":")
-        resource = next((r for r in self.informers if r.plural == plural), None)
-        if resource is None or not name:
+        kind, _, name = request.name.partition(":")
+        found = self._find(kind)
+        if found is None or not name:
             return None
+        resource, informer = found
         key = f"{request.namespace}/{name}" if request.namespace else name
-        obj = self.informers[resource].get_indexer().get_by_key(key)
+        obj = informer.get_indexer().get_by_key(key)
         if obj is None:
             return None
         meta = obj["metadata"]
@@ -136,9 +216,7 @@ class GarbageCollector:
             return self._foreground(resource, obj)
         if meta.get("deletionTimestamp") and ORPHAN in finalizers:
             return self._orphan(resource, obj)
-        if (resource.group, resource.kind) in {(r.group, r.kind) for r in DEPENDENT_KINDS}:
-            return self._collect(resource, obj)
-        return None
+        return self._collect(resource, obj)
 
     def _collect(self, resource: Resource, cached: dict[str, Any]) -> Result | None:
         if not _refs(cached):
@@ -154,11 +232,12 @@ class GarbageCollector:
         meta = obj["metadata"]
         present, gone = [], []
         for ref in refs:
-            owner_resource = _owner_resource(ref)
+            owner_resource = self._owner_resource(ref)
             if owner_resource is None:
                 present.append(ref)
                 continue
-            live = self.api.get(owner_resource, namespace, str(ref.get("name") or ""))
+            owner_namespace = namespace if owner_resource.namespaced else None
+            live = self.api.get(owner_resource, owner_namespace, str(ref.get("name") or ""))
             if live is None or live["metadata"].get("uid") != ref.get("uid"):
                 gone.append(ref)
                 continue
@@ -204,7 +283,7 @@ class GarbageCollector:
         return None
 
     def _delete_dependent(self, resource: Resource, obj: dict[str, Any]) -> None:
-        owns = (resource.group, resource.kind) in OWNER_KINDS
+        owns = bool(self._dependents(obj))
         self._delete(resource, obj, "Foreground" if owns else "Background")
 
     def _delete(
@@ -285,18 +364,26 @@ class GarbageCollector:
 
 
 def garbage_collector(
-    api: JsonApi, informers: Mapping[Resource, SharedIndexInformer], *, workers: int = 2
+    api: JsonApi,
+    informers: Mapping[Resource, SharedIndexInformer],
+    *,
+    crds: SharedIndexInformer | None = None,
+    workers: int = 2,
 ) -> Controller:
-    """The ``garbage-collector`` controller over ``informers`` (Deployments,
-    ReplicaSets, Jobs and Pods; the dependents' informers need the
-    :data:`OWNER_UID_INDEX` index, :func:`owner_uid_index`)."""
+    """The ``garbage-collector`` controller over ``informers`` (the built-in
+    kinds it watches, each with the :data:`OWNER_UID_INDEX` index,
+    :func:`owner_uid_index`) and, given ``crds`` (a started
+    CustomResourceDefinition informer), every custom resource kind."""
+    custom = None
     collector = GarbageCollector(api, informers)
-    return Controller(
-        "garbage-collector",
-        collector,
-        [
-            InformerSource(informer, map_func=collector.map_func(resource), name=f"gc {resource}")
-            for resource, informer in informers.items()
-        ],
-        workers=workers,
-    )
+    sources: list[Source] = [
+        InformerSource(informer, map_func=collector.map_func(resource), name=f"gc {resource}")
+        for resource, informer in informers.items()
+    ]
+    if crds is not None:
+        custom = CustomResourceMonitors(
+            api.api_client, crds, collector.map_func, {OWNER_UID_INDEX: owner_uid_index}
+        )
+        collector.custom = custom
+        sources.append(custom)
+    return Controller("garbage-collector", collector, sources, workers=workers)

@@ -18,6 +18,7 @@ from informers.errors import InformerStateError
 from informers.testing.controllers.api import JsonApi
 from informers.testing.controllers.deployment import deployment_controller
 from informers.testing.controllers.garbagecollector import (
+    DEPENDENT_KINDS,
     OWNER_UID_INDEX,
     garbage_collector,
     owner_uid_index,
@@ -28,7 +29,16 @@ from informers.testing.controllers.pods import pod_lifecycle_controller
 from informers.testing.controllers.replicaset import replicaset_controller
 from informers.toolkit.runtime import Controller
 from informers.util.clock import REAL_CLOCK, Clock
-from informers.wire.resources import DEPLOYMENTS, JOBS, NAMESPACES, NODES, PODS, REPLICASETS
+from informers.wire.resources import (
+    CUSTOMRESOURCEDEFINITIONS,
+    DEPLOYMENTS,
+    JOBS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    REPLICASETS,
+    Resource,
+)
 
 __all__ = ["CONTROLLER_NAMES", "ControllerManager", "start_controllers"]
 
@@ -56,6 +66,9 @@ class ControllerManager:
         new ``server.api_client()``, closed by :meth:`stop`.
     :param ready_delay: seconds before a new pod is Running and Ready.
     :param completion_delay: seconds a Job's pod runs before it succeeds.
+    :param termination_delay: seconds a Terminating pod stays before the
+        simulated kubelet ends it (at most its grace period); default the
+        server's ``pod_termination_delay`` (else 0.1).
     :param controllers: the names (of :data:`CONTROLLER_NAMES`) to run; default all.
     :param sync_timeout: how long :meth:`start` waits for the caches.
     :param clock: times the pod lifecycle's delays (the informers run on real time).
@@ -74,6 +87,7 @@ class ControllerManager:
         api_client: Any = None,
         ready_delay: float = 0.5,
         completion_delay: float = 1.0,
+        termination_delay: float | None = None,
         controllers: tuple[str, ...] | list[str] | None = None,
         sync_timeout: float = 30.0,
         clock: Clock = REAL_CLOCK,
@@ -89,6 +103,11 @@ class ControllerManager:
         self._client_arg = api_client
         self._ready_delay = ready_delay
         self._completion_delay = completion_delay
+        if termination_delay is None:
+            termination_delay = float(getattr(server, "pod_termination_delay", 0.1))
+        if termination_delay < 0:
+            raise ValueError("termination_delay must be >= 0")
+        self._termination_delay = termination_delay
         self._names = names
         self._sync_timeout = sync_timeout
         self._clock = clock
@@ -130,17 +149,19 @@ class ControllerManager:
 
     def _start_locked_free(self, client: Any, factory: SharedInformerFactory) -> None:
         api = JsonApi(client)
-        inf = {
-            r: factory.for_resource(r)
-            for r in (PODS, REPLICASETS, DEPLOYMENTS, JOBS, NAMESPACES, NODES)
-        }
-        for resource in (PODS, REPLICASETS):
-            inf[resource].add_indexers({OWNER_UID_INDEX: owner_uid_index})
+        gc = "garbage-collector" in self._names
+        watched: tuple[Resource, ...] = (PODS, REPLICASETS, DEPLOYMENTS, JOBS, NAMESPACES, NODES)
+        if gc:
+            watched = (*DEPENDENT_KINDS, NAMESPACES, NODES, CUSTOMRESOURCEDEFINITIONS)
+        inf = {r: factory.for_resource(r) for r in watched}
+        if gc:
+            for resource in DEPENDENT_KINDS:
+                inf[resource].add_indexers({OWNER_UID_INDEX: owner_uid_index})
         factory.start()
         factory.wait_for_cache_sync(self._sync_timeout)  # raises CacheSyncTimeoutError
         makers = {
             "garbage-collector": lambda: garbage_collector(
-                api, {r: inf[r] for r in (DEPLOYMENTS, REPLICASETS, JOBS, PODS)}
+                api, {r: inf[r] for r in DEPENDENT_KINDS}, crds=inf[CUSTOMRESOURCEDEFINITIONS]
             ),
             "namespace": lambda: namespace_controller(api, inf[NAMESPACES]),
             "replicaset": lambda: replicaset_controller(api, inf[REPLICASETS], inf[PODS]),
@@ -152,6 +173,7 @@ class ControllerManager:
                 inf[NODES],
                 ready_delay=self._ready_delay,
                 completion_delay=self._completion_delay,
+                termination_delay=self._termination_delay,
                 clock=self._clock,
             ),
         }

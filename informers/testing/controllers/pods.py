@@ -11,6 +11,11 @@ Pods owned by a Job (``restartPolicy`` not ``Always``) then run for
 ``completion_delay`` seconds and succeed: ``phase: Succeeded``, each
 container terminated with exit code 0, ``Ready`` false (``PodCompleted``).
 
+A pod being deleted gracefully (``deletionTimestamp`` with a
+``deletionGracePeriodSeconds`` above 0) is ended ``termination_delay``
+seconds (at most its grace period) after the controller first saw it
+Terminating: a DELETE with grace period 0, preconditioned on its uid.
+
 Delays are waited by requeueing (``Result(requeue_after=...)``) on the
 controller's clock, never by sleeping.
 """
@@ -61,9 +66,11 @@ class PodLifecycleReconciler:
         *,
         ready_delay: float = 0.5,
         completion_delay: float = 1.0,
+        termination_delay: float = 0.1,
         clock: Clock = REAL_CLOCK,
     ) -> None:
         self.api = api
+        self.termination_delay = termination_delay
         self.pods = pods
         self.nodes = nodes
         self.ready_delay = ready_delay
@@ -73,6 +80,7 @@ class PodLifecycleReconciler:
         #: guarded by _lock: pod uid -> when this controller first saw it / saw it running
         self._seen: dict[str, float] = {}
         self._running: dict[str, float] = {}
+        self._terminating: dict[str, float] = {}
         #: guarded by _lock: the next pod IP
         self._ips = itertools.count(2)
 
@@ -117,6 +125,8 @@ class PodLifecycleReconciler:
             with self._lock:
                 self._seen.pop(uid, None)
                 self._running.pop(uid, None)
+            if meta.get("deletionTimestamp"):
+                return self._terminate(request, pod)
             return None
         if status.get("phase") != "Running":
             left = self._waited(self._seen, uid, self.ready_delay)
@@ -130,6 +140,26 @@ class PodLifecycleReconciler:
             if left > 0:
                 return Result(requeue_after=left)
             self._succeed(request, pod)
+        return None
+
+    def _terminate(self, request: Request, pod: dict[str, Any]) -> Result | None:
+        """End a pod in graceful deletion once its time has come."""
+        meta = pod["metadata"]
+        grace = meta.get("deletionGracePeriodSeconds")
+        if not isinstance(grace, int) or grace <= 0:
+            with self._lock:
+                self._terminating.pop(meta["uid"], None)
+            return None  # nothing to wait for, or only finalizers hold it
+        left = self._waited(self._terminating, meta["uid"], min(self.termination_delay, grace))
+        if left > 0:
+            return Result(requeue_after=left)
+        with self._lock:
+            self._terminating.pop(meta["uid"], None)
+        try:
+            self.api.delete(PODS, request.namespace, request.name, uid=meta["uid"], grace_period=0)
+        except ConflictError:
+            return None  # another pod holds the name now
+        log.debug("pod %s: terminated", request)
         return None
 
     @staticmethod
@@ -221,12 +251,19 @@ def pod_lifecycle_controller(
     *,
     ready_delay: float = 0.5,
     completion_delay: float = 1.0,
+    termination_delay: float = 0.1,
     workers: int = 2,
     clock: Clock = REAL_CLOCK,
 ) -> Controller:
     """The ``pod-lifecycle`` controller (pod events)."""
     reconciler = PodLifecycleReconciler(
-        api, pods, nodes, ready_delay=ready_delay, completion_delay=completion_delay, clock=clock
+        api,
+        pods,
+        nodes,
+        ready_delay=ready_delay,
+        completion_delay=completion_delay,
+        termination_delay=termination_delay,
+        clock=clock,
     )
     return Controller(
         "pod-lifecycle", reconciler, [InformerSource(pods)], workers=workers, clock=clock

@@ -105,7 +105,8 @@ def check_patch_options(media_type: str, field_manager: str | None, force: bool 
 
 def _crd_schema(storage: Storage, resource: Resource) -> tuple[Any, str]:
     """The openAPIV3Schema of a custom resource's version and the CRD's
-    resourceVersion (``(None, "")`` when there is no CRD)."""
+    uid and resourceVersion (``(None, "")`` when there is no CRD): servers
+    share the cache, and two servers' CRDs may have the same RV."""
     try:
         crd = storage.get(CUSTOMRESOURCEDEFINITIONS, f"{resource.plural}.{resource.group}").obj
     except _status.StatusError:
@@ -113,8 +114,8 @@ def _crd_schema(storage: Storage, resource: Resource) -> tuple[Any, str]:
     for version in (crd.get("spec") or {}).get("versions") or ():
         if isinstance(version, dict) and version.get("name") == resource.version:
             found = (version.get("schema") or {}).get("openAPIV3Schema")
-            return found, str(crd["metadata"].get("resourceVersion", ""))
-    return None, str(crd["metadata"].get("resourceVersion", ""))
+            return found, f"{crd['metadata'].get('uid')}/{crd['metadata'].get('resourceVersion')}"
+    return None, f"{crd['metadata'].get('uid')}/{crd['metadata'].get('resourceVersion')}"
 
 
 def target(storage: Storage, resource: Resource) -> Target:
