@@ -15,7 +15,7 @@ from informers.testing.apiserver._schema.kinds import RETURNS_OBJECT_ON_DELETE
 from informers.testing.apiserver._settings import Settings
 from informers.testing.apiserver._storage import Storage
 from informers.testing.apiserver._stored import join_items
-from informers.wire.resources import Resource
+from informers.wire.resources import PODS, Resource
 
 __all__ = ["DeleteVerbs"]
 

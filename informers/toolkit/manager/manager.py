@@ -64,6 +64,7 @@ from typing import Any
 
 from informers.cache.factory import SharedInformerFactory
 from informers.cache.informer import SharedIndexInformer
+from informers.cache.multinamespace import MultiNamespaceInformer
 from informers.cache.reflector import ReflectorConfig
 from informers.cache.wait import wait_for_cache_sync
 from informers.errors import InformerStateError
@@ -363,7 +364,15 @@ class Manager:
         return None if self._metrics_server is None else self._metrics_server.address
 
     def _informers(self) -> list[tuple[str, SharedIndexInformer]]:
-        return [(str(r), i) for r, i in self.factory.informers().items()]
+        """Every informer of the factory; a multi-namespace informer as its
+        per-namespace parts (each has its own reflector)."""
+        out: list[tuple[str, SharedIndexInformer]] = []
+        for r, informer in self.factory.informers().items():
+            if isinstance(informer, MultiNamespaceInformer):
+                out.extend((f"{r}[{ns}]", i) for ns, i in informer.informers.items())
+            else:
+                out.append((str(r), informer))
+        return out
 
     def _probe(self, path: str, query: dict[str, list[str]]) -> Response:
         for checks in (self.healthz, self.readyz):

@@ -125,17 +125,14 @@ class ManagerMetrics:
 
 
 def install_informer_metrics(factory: SharedInformerFactory, registry: Any) -> None:
-    """Install the informer metrics of ``factory``'s informers on ``registry``.
+    """Install the informer metrics (cache objects, list and watch requests,
+    relists by cause, watchdog firings, seconds since the last event,
+    registration backlog and lag, event-to-handler latency; see
+    :mod:`informers.cache.prometheus`) on ``registry``, as the process-wide
+    default provider, so ``factory``'s informers started afterwards report
+    there. The manager calls this once, when it starts with metrics enabled,
+    before any informer starts."""
+    del factory  # its informers take the process-wide default when they start
+    from informers.cache.prometheus import install_informer_metrics as install
 
-    MERGE POINT (issue 27): the informer metrics (cache objects, list and
-    watch requests, relists by cause, watchdog firings, seconds since the
-    last event, registration backlog and lag, event-to-handler latency) are
-    built in another module (``informers.cache.prometheus`` on the
-    informer-metrics branch); the lead wires its adapter here, e.g. by
-    calling its ``install_informer_metrics(registry)`` (which makes the
-    provider the default of every informer started afterwards) or by
-    handing the provider to the factory. The manager calls this once, when
-    it starts, with metrics enabled, before any informer starts. Until then
-    it installs nothing.
-    """
-    del factory, registry
+    install(registry)
