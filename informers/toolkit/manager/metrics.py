@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from informers.cache.factory import SharedInformerFactory
+from informers.cache.prometheus import (
+    install_informer_metrics as install_prometheus_informer_metrics,
+)
 from informers.toolkit.manager._http import Response
 
 __all__ = ["SERVED_METRIC_NAMES", "ManagerMetrics", "install_informer_metrics"]
@@ -133,6 +136,4 @@ def install_informer_metrics(factory: SharedInformerFactory, registry: Any) -> N
     there. The manager calls this once, when it starts with metrics enabled,
     before any informer starts."""
     del factory  # its informers take the process-wide default when they start
-    from informers.cache.prometheus import install_informer_metrics as install
-
-    install(registry)
+    install_prometheus_informer_metrics(registry)
