@@ -255,7 +255,7 @@ def test_fail_fast_stops_an_informer_that_cannot_heal(api_server: ApiServer, cli
 def test_wait_for_cache_sync_is_the_gate(api_server: ApiServer, client: Any) -> None:
     # One contract with informers.wait_for_cache_sync (issue 30 item 3): a
     # user's ``if not factory.wait_for_cache_sync(...): fail()`` works.
-    api_server.create(PODS, {"metadata": {"name": "a"}, "spec": {}})
+    api_server.create(PODS, {"metadata": {"name": "a"}, "spec": dict(POD_SPEC)})
     factory = SharedInformerFactory(client)
     try:
         factory.pods()
