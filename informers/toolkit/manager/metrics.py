@@ -46,6 +46,7 @@ SERVED_METRIC_NAMES: tuple[str, ...] = (
     "controller_runtime_reconcile_total",
     "controller_runtime_reconcile_errors_total",
     "controller_runtime_terminal_reconcile_errors_total",
+    "controller_runtime_map_errors_total",
     "controller_runtime_reconcile_time_seconds",
     "controller_runtime_max_concurrent_reconciles",
     "controller_runtime_active_workers",

@@ -449,6 +449,7 @@ def test_kubectl_get_chunk_size(kubectl: Kubectl, server: ApiServer) -> None:
 
 def test_serve_subcommand_with_kubectl(kubectl_path: str, tmp_path: Path) -> None:
     kubeconfig = tmp_path / "serve" / "kubeconfig"
+    kubeconfig.parent.mkdir()  # serve refuses a directory that does not exist
     process = subprocess.Popen(
         [
             sys.executable,
