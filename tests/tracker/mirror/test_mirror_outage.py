@@ -97,7 +97,11 @@ def test_a_reconcile_during_an_outage_is_requeued_not_an_error(
 ) -> None:
     db, other = locked_db
     with ApiServer() as server:
-        server.create(PODS, {"metadata": {"name": "a"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}, "default")
+        server.create(
+            PODS,
+            {"metadata": {"name": "a"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+            "default",
+        )
         client = server.api_client()
         try:
             store = db.store(PODS)
