@@ -535,6 +535,24 @@ def test_informers_cache_compact_all_is_pinned() -> None:
         assert getattr(informers.cache.compact, name) is not None, name
 
 
+COMPACT_RAW_ALL = {
+    "RawCodec",
+    "RawMeta",
+    "RawObject",
+    "RawOwnerReference",
+    "RawStore",
+    "metadata_index",
+}
+
+
+def test_informers_cache_compact_raw_all_is_pinned() -> None:
+    import informers.cache.compact.raw as raw
+
+    assert set(raw.__all__) == COMPACT_RAW_ALL
+    for name in raw.__all__:
+        assert getattr(raw, name) is not None, name
+
+
 CACHE_PROTOCOLS_ALL = {
     "IndexedStore",
     "InformerStore",

@@ -1,0 +1,294 @@
+"""The decode-on-demand store (informers.cache.compact.raw): RawObject's
+metadata record against the exact parser, RawStore's writes of raw bytes, and
+the shipped store state machine over raw writes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from informers import ObjectKeyError
+from informers.cache.compact.raw import (
+    RawCodec,
+    RawMeta,
+    RawObject,
+    RawStore,
+    metadata_index,
+)
+from informers.cache.protocols import InformerStore, PreparedListStore
+from informers.cache.store import Indexer
+from informers.testing.stateful import app_index, indexed_store_machine
+from informers.wire import _json
+from informers.wire.objects import (
+    NAMESPACE_INDEX,
+    IndexFunc,
+    KeyFunc,
+    get_labels,
+    get_name,
+    get_namespace,
+    get_resource_version,
+    get_uid,
+    meta_namespace_key,
+    namespace_index,
+)
+
+
+def _pod(ns: str, name: str, rv: str = "1", **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "resourceVersion": rv,
+            "uid": f"uid-{name}",
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": "rs",
+                    "uid": "u1",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"nodeName": f"node-{name[-1]}", "big": 123456789012345678901234567890},
+    }
+
+
+def _raw(obj: Any) -> RawObject:
+    return RawObject(json.dumps(obj).encode())
+
+
+def _count_decodes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    decodes: list[bytes] = []
+    exact = _json.loads
+
+    def counting(data: Any) -> Any:
+        decodes.append(data)
+        return exact(data)
+
+    monkeypatch.setattr(_json, "loads", counting)
+    return decodes
+
+
+def test_raw_object_reads_metadata_without_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    decodes = _count_decodes(monkeypatch)
+    pod = _pod("a", "x", "7", app="web")
+    raw = _raw(pod)
+    assert isinstance(raw.metadata, RawMeta)
+    assert meta_namespace_key(raw) == "a/x"
+    assert get_name(raw) == "x"
+    assert get_namespace(raw) == "a"
+    assert get_resource_version(raw) == "7"
+    assert get_uid(raw) == "uid-x"
+    assert dict(get_labels(raw)) == {"app": "web"}
+    assert namespace_index(raw) == ["a"]
+    owner = raw.metadata.owner_references[0]
+    assert (owner.kind, owner.uid, owner.controller) == ("ReplicaSet", "u1", True)
+    assert decodes == []
+    assert raw.decoded() == pod  # integers beyond 64 bits exactly
+    assert raw.decoded() is raw.decoded()
+    assert len(decodes) == 1
+    assert "RawObject 'x'" in repr(raw)
+
+
+HOSTILE = [
+    b'{"metadata":{"name":"n"},"spec":NaN}',
+    b'{"metadata":{"name":"n"},"spec":-Infinity}',
+    b'{"metadata":{"name":"a"},"metadata":{"name":"b"}}',
+    b'{"metadata":{"name":"\\ud800"}}',
+    b'{"metadata":{"name":7}}',
+    b'{"metadata":{"name":"n","labels":{"a":1}}}',
+    b'{"metadata":{"name":"n"},"x":' + b"[" * 900 + b"]" * 900 + b"}",
+    b'{"metadata":{"name":"n"},"x":1e999}',
+    b'{"metadata":"nope"}',
+    b"[1, 2]",
+]
+INVALID = [
+    b'{"metadata":{"name":"\xff"}}',
+    b"{",
+    b"",
+    b'{"a":1}x',
+    b'{"metadata":{"name":"n"},"x":' + b"[" * 3000 + b"]" * 3000 + b"}",
+]
+
+
+@pytest.mark.parametrize("data", HOSTILE)
+def test_hostile_input_keys_and_decodes_as_the_exact_parser(data: bytes) -> None:
+    raw = RawObject(data)
+    expected = _json.loads(data)
+    assert raw.decoded() == expected or repr(raw.decoded()) == repr(expected)  # NaN
+    try:
+        want: Any = meta_namespace_key(expected)
+    except ObjectKeyError as err:
+        want = type(err)
+    try:
+        got: Any = meta_namespace_key(raw)
+    except ObjectKeyError as err:
+        got = type(err)
+    assert got == want
+
+
+@pytest.mark.parametrize("data", INVALID)
+def test_bytes_the_exact_parser_refuses_raise_value_error(data: bytes) -> None:
+    with pytest.raises(ValueError, match=r"."):
+        _json.loads(data)
+    with pytest.raises(ValueError, match=r"."):
+        RawObject(data)
+
+
+_text = st.text(max_size=6)
+_meta = st.fixed_dictionaries(
+    {"name": st.one_of(_text, st.integers(), st.none())},
+    optional={
+        "namespace": _text,
+        "resourceVersion": _text,
+        "uid": _text,
+        "labels": st.dictionaries(_text, st.one_of(_text, st.integers()), max_size=3),
+        "annotations": st.dictionaries(_text, _text, max_size=2),
+    },
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_meta, st.integers(min_value=-(2**80), max_value=2**80))
+def test_metadata_record_agrees_with_the_exact_parser(meta: dict[str, Any], n: int) -> None:
+    data = json.dumps({"metadata": meta, "spec": {"n": n}}).encode()
+    raw = RawObject(data)
+    full = _json.loads(data)
+    assert raw.decoded() == full
+    for read in (get_namespace, get_resource_version, get_uid):
+        assert read(raw) == read(full)
+    assert dict(get_labels(raw)) == dict(get_labels(full))
+    try:
+        want: Any = meta_namespace_key(full)
+    except ObjectKeyError:
+        want = ObjectKeyError
+    try:
+        got: Any = meta_namespace_key(raw)
+    except ObjectKeyError:
+        got = ObjectKeyError
+    assert got == want
+
+
+def _node_index(obj: Any) -> list[str]:
+    return [obj["spec"]["nodeName"]]
+
+
+def test_store_keeps_bytes_and_decodes_on_read() -> None:
+    store = RawStore(indexers={NAMESPACE_INDEX: namespace_index, "node": _node_index})
+    assert isinstance(store, InformerStore)
+    assert isinstance(store, PreparedListStore)
+    assert store.get_indexers() == {NAMESPACE_INDEX: namespace_index, "node": _node_index}
+    pod = _pod("a", "x1")
+    data = json.dumps(pod).encode()
+    assert store.add_raw(data) == "a/x1"
+    assert store.raw_by_key("a/x1") is data  # kept as it came
+    assert store.hot_keys() == []  # a raw write is not decoded
+    assert store.metadata_by_key("a/x1").uid == "uid-x1"
+    assert store.metadata_by_key("nope") is None
+    assert store.get_by_key("a/x1") == pod
+    assert store.hot_keys() == ["a/x1"]
+    assert store.by_index("node", "node-1") == [pod]
+    store.update(_raw(_pod("a", "x1", "2")))  # a new raw write drops the stale hot object
+    assert store.hot_keys() == []
+    assert store.get_by_key("a/x1")["metadata"]["resourceVersion"] == "2"
+    store.add({"metadata": {"name": "y2", "namespace": "b"}, "spec": {"nodeName": "n"}})
+    assert sorted(store.list_keys()) == ["a/x1", "b/y2"]
+    assert store.index_keys(NAMESPACE_INDEX, "b") == ["b/y2"]
+    assert store.delete_key("a/x1")["metadata"]["resourceVersion"] == "2"
+    store.replace([_raw(_pod("c", "z3"))], "9")
+    assert store.list() == [_pod("c", "z3")]
+    assert store.codec.name == "raw"
+    assert repr(RawCodec()) == "RawCodec()"
+    assert repr(store).startswith("<RawStore (raw): 1 objects")
+    with pytest.raises(ValueError, match=r"."):
+        store.add_raw(b"{")
+    with pytest.raises(ObjectKeyError):
+        store.add_raw(b'{"metadata":{}}')
+
+
+def test_metadata_index_functions_never_decode(monkeypatch: pytest.MonkeyPatch) -> None:
+    decodes = _count_decodes(monkeypatch)
+    calls: list[Any] = []
+
+    @metadata_index
+    def by_app(obj: Any) -> list[str]:
+        calls.append(obj)
+        return [get_labels(obj).get("app", "")]
+
+    store = RawStore(indexers={"app": by_app})
+    store.add(_raw(_pod("a", "x1", app="web")))
+    assert type(calls[0]) is RawObject
+    assert decodes == []
+    assert store.index_keys("app", "web") == ["a/x1"]
+    store.add_indexers({"node": _node_index})  # undeclared: the stored object is decoded
+    assert len(decodes) == 1
+    assert store.index_keys("node", "node-1") == ["a/x1"]
+
+
+def test_custom_key_function_keys_the_decode() -> None:
+    def by_uid(obj: Any) -> str:
+        return str(obj["metadata"]["uid"])
+
+    store = RawStore(by_uid)
+    store.add(_raw(_pod("a", "x1")))
+    assert store.list_keys() == ["uid-x1"]
+
+
+def test_reads_match_the_default_store() -> None:
+    pods = [
+        _pod(ns, f"p{i}", str(i), app=("web" if i % 2 else "db"))
+        for i, ns in enumerate(["a", "b", "a", "c", "b"])
+    ]
+    indexers: dict[str, IndexFunc] = {NAMESPACE_INDEX: namespace_index, "app": app_index}
+    raw, plain = RawStore(indexers=indexers, hot_objects=2), Indexer(indexers=indexers)
+    for pod in pods:
+        raw.add(_raw(pod))
+        plain.add(pod)
+    for ns in "abc":
+        assert raw.by_index(NAMESPACE_INDEX, ns) == plain.by_index(NAMESPACE_INDEX, ns)
+    assert sorted(raw.list_index_func_values("app")) == sorted(plain.list_index_func_values("app"))
+    assert raw.index("app", pods[1]) == plain.index("app", pods[1])
+    assert sorted(map(meta_namespace_key, raw.list())) == sorted(plain.list_keys())
+
+
+# ---------------------------------------------------------------- state machine
+
+
+class _WireStore(RawStore):
+    """Every dict written goes in as its JSON bytes (the path the wire takes)."""
+
+    def add(self, obj: Any) -> None:
+        super().add(_raw(obj))
+
+    def update(self, obj: Any) -> None:
+        super().update(_raw(obj))
+
+    def upsert(self, key: str, obj: Any) -> Any | None:
+        return super().upsert(key, _raw(obj))
+
+    def replace(self, objects: Any, resource_version: str) -> None:
+        super().replace([_raw(o) for o in objects], resource_version)
+
+
+def _factory(hot: int, wire: bool) -> Any:
+    def make(key_func: KeyFunc, indexers: dict[str, IndexFunc]) -> RawStore:
+        cls = _WireStore if wire else RawStore
+        return cls(key_func, indexers, hot_objects=hot)
+
+    make.__name__ = f"RawStore_hot{hot}_{'wire' if wire else 'dicts'}"
+    return make
+
+
+TestRawStoreWire = indexed_store_machine(_factory(2, True)).TestCase
+TestRawStoreWireCold = indexed_store_machine(_factory(0, True)).TestCase
+TestRawStoreDicts = indexed_store_machine(_factory(3, False)).TestCase
+for _case in (TestRawStoreWire, TestRawStoreWireCold, TestRawStoreDicts):
+    _case.settings = settings(max_examples=40, stateful_step_count=30, deadline=None)
