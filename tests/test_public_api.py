@@ -535,22 +535,19 @@ def test_informers_cache_compact_all_is_pinned() -> None:
         assert getattr(informers.cache.compact, name) is not None, name
 
 
-COMPACT_RAW_ALL = {
-    "RawCodec",
-    "RawMeta",
-    "RawObject",
-    "RawOwnerReference",
-    "RawStore",
-    "metadata_index",
-}
+COMPACT_RAW_ALL = {"RawCodec", "RawStore", "metadata_index"}
+WIRE_RAW_ALL = {"RawMeta", "RawObject", "RawOwnerReference", "split_list", "split_watch_event"}
 
 
 def test_informers_cache_compact_raw_all_is_pinned() -> None:
-    import informers.cache.compact.raw as raw
+    import informers.wire.raw as wire_raw
+    from informers.cache.compact import raw
 
     assert set(raw.__all__) == COMPACT_RAW_ALL
-    for name in raw.__all__:
-        assert getattr(raw, name) is not None, name
+    assert set(wire_raw.__all__) == WIRE_RAW_ALL
+    for module in (raw, wire_raw):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, name
 
 
 CACHE_PROTOCOLS_ALL = {

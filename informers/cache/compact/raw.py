@@ -2,15 +2,11 @@
 arrived in, reads only its metadata (in C, with :mod:`msgspec`), and decodes
 the whole object when someone reads it.
 
-* :class:`RawObject`: an object as it came off the wire -- its JSON bytes
-  (``data``) beside a :class:`RawMeta` record (``metadata``: name, namespace,
-  resourceVersion, uid, labels, annotations, ownerReferences) decoded by
-  msgspec without building the rest. It is an attribute-style object, so the
-  key and metadata helpers (:func:`~informers.meta_namespace_key`,
-  :func:`~informers.get_labels`, :func:`~informers.namespace_index`, ...) read it
-  as they read a dict, without a decode.
+* :class:`~informers.wire.raw.RawObject` (:mod:`informers.wire.raw`): an
+  object as it came off the wire, its JSON bytes beside a metadata record
+  decoded in C; the key and metadata helpers read it without a decode.
 * :class:`RawStore`: a :class:`~informers.cache.compact.store.CompactStore`
-  keeping plain JSON bytes. A :class:`RawObject` written to it is kept as its
+  keeping plain JSON bytes. A :class:`~informers.wire.raw.RawObject` written to it is kept as its
   very bytes (no encode, no decode, not made hot); a dict is encoded to JSON
   as :class:`~informers.cache.compact.codecs.JSONCodec` does. Reads (``get``,
   ``list``, ``by_index``, listers) return dicts decoded by the exact parser
@@ -19,34 +15,30 @@ the whole object when someone reads it.
 
 Index functions: one declared with :func:`metadata_index` (and
 :func:`~informers.namespace_index`) reads only ``metadata`` and runs on the
-:class:`RawMeta` record of a :class:`RawObject` -- no decode. Any other index
+metadata record of a :class:`~informers.wire.raw.RawObject` -- no decode. Any other index
 function (one reading ``spec.nodeName``, say) gets the object fully decoded
 at ingest, once per write whatever the number of such functions: the cost of
 the default store's parse, paid only by stores that register one. A key
 function other than :func:`~informers.meta_namespace_key` (and the default
 key functions) likewise keys the decoded object.
 
-Hostile input: the metadata record is decoded by msgspec only when msgspec
-reads the bytes exactly as the exact parser would; on any input it refuses
-(NaN, invalid UTF-8, lone surrogates, a mistyped metadata field, nesting
-deeper than it follows) the object is decoded by the exact parser instead and
-its ``metadata`` is that decode's (so a key or index error is the one the
-default store raises, and bytes the exact parser refuses raise
-:class:`ValueError` when the :class:`RawObject` is made). Duplicate keys: the
-last wins in both parsers.
+Hostile input: :class:`~informers.wire.raw.RawObject` reads what the exact
+parser reads and refuses what it refuses (see :mod:`informers.wire.raw`);
+every object a read returns is the exact parser's decode of the stored bytes.
 
-Thread-safety: :class:`RawObject` is immutable after construction (its full
-decode, when an index or key function needs it, is cached once; a race
-decodes twice, harmlessly); :class:`RawStore` is as thread-safe as
+Costs beside the default store: a write of a dict encodes it to JSON; a read
+of an object that is not hot decodes it (one exact parse, about 15-30 us for
+a realistic pod); an undeclared index function decodes each raw write once;
+``list()`` and resyncs decode every object that is not hot.
+
+Thread-safety: :class:`RawStore` is as thread-safe as
 :class:`~informers.cache.compact.store.CompactStore`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-
-import msgspec
 
 from informers.cache.compact.codecs import _json_dumps
 from informers.cache.compact.store import DEFAULT_HOT_OBJECTS, CompactStore
@@ -54,87 +46,16 @@ from informers.cache.keys import checked_key
 from informers.errors import IndexFunctionError
 from informers.wire import _json
 from informers.wire.objects import Indexers, IndexFunc, KeyFunc, meta_namespace_key, namespace_index
+from informers.wire.raw import RawObject
 
 if TYPE_CHECKING:
     from informers.cache.protocols import InformerStore, PreparedListStore
 
-__all__ = ["RawCodec", "RawMeta", "RawObject", "RawOwnerReference", "RawStore", "metadata_index"]
-
-
-class RawOwnerReference(msgspec.Struct, rename="camel", frozen=True):
-    """One ``metadata.ownerReferences`` entry (attribute names snake_case)."""
-
-    api_version: str = ""
-    kind: str = ""
-    name: str = ""
-    uid: str = ""
-    controller: bool | None = None
-    block_owner_deletion: bool | None = None
-
-
-class RawMeta(msgspec.Struct, rename="camel", frozen=True):
-    """The metadata fields a :class:`RawObject` decodes (in C); attribute names
-    are snake_case, as the ``kubernetes`` client's models have them, so the
-    metadata helpers of :mod:`informers.wire.objects` read it."""
-
-    name: str | None = None
-    namespace: str | None = None
-    resource_version: str | None = None
-    uid: str | None = None
-    labels: dict[str, str] | None = None
-    annotations: dict[str, str] | None = None
-    owner_references: list[RawOwnerReference] | None = None
-
-
-class _Envelope(msgspec.Struct):
-    metadata: RawMeta | None = None
-
-
-_decode_envelope = msgspec.json.Decoder(_Envelope).decode
-_decode_meta_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-
-_NOT_DECODED: Any = object()
-
-
-class RawObject:
-    """An object kept as its JSON bytes (``data``) with its metadata record
-    (``metadata``): a :class:`RawMeta`, ``None`` when the object has none, or
-    -- for input msgspec refuses -- the exact parser's decoded metadata.
-
-    Raises :class:`ValueError` for bytes that are not a JSON object (as the
-    exact parser does). Immutable; :meth:`decoded` decodes the whole object
-    once and keeps it."""
-
-    __slots__ = ("_decoded", "data", "metadata")
-
-    data: bytes
-    metadata: Any
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self._decoded = _NOT_DECODED
-        try:
-            self.metadata = _decode_envelope(data).metadata
-        except _decode_meta_errors:
-            obj = _json.loads(data)  # ValueError for what the exact parser refuses
-            self._decoded = obj
-            self.metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
-
-    def decoded(self) -> Any:
-        """The whole object, decoded by the exact parser (once)."""
-        obj = self._decoded
-        if obj is _NOT_DECODED:
-            obj = self._decoded = _json.loads(self.data)
-        return obj
-
-    def __repr__(self) -> str:
-        meta = self.metadata
-        name = getattr(meta, "name", None) if not isinstance(meta, Mapping) else meta.get("name")
-        return f"<RawObject {name!r}: {len(self.data)} bytes>"
+__all__ = ["RawCodec", "RawStore", "metadata_index"]
 
 
 class RawCodec:
-    """The codec of a :class:`RawStore`: a :class:`RawObject` encodes to its own
+    """The codec of a :class:`RawStore`: a :class:`~informers.wire.raw.RawObject` encodes to its own
     bytes, anything else to compact JSON (orjson when installed, as
     :class:`~informers.cache.compact.codecs.JSONCodec`); decoding is the exact
     parser's (:mod:`informers.wire._json`). Thread-safe."""
@@ -142,7 +63,7 @@ class RawCodec:
     name = "raw"
 
     def encode(self, obj: Any) -> bytes:
-        """The JSON bytes of ``obj`` (a :class:`RawObject`'s own, uncopied)."""
+        """The JSON bytes of ``obj`` (a :class:`~informers.wire.raw.RawObject`'s own, uncopied)."""
         if type(obj) is RawObject:
             return obj.data
         return _json_dumps(obj)
@@ -164,7 +85,7 @@ def metadata_index(func: IndexFunc) -> IndexFunc:
     namespace, resourceVersion, uid, labels, annotations, ownerReferences),
     through the helpers of :mod:`informers.wire.objects` or attribute access
     (``obj.metadata.labels``), so that a :class:`RawStore` runs it on a
-    :class:`RawObject`'s metadata record without decoding the object.
+    :class:`~informers.wire.raw.RawObject`'s metadata record without decoding the object.
     Returns ``func``. A declared function that reads anything else sees it
     missing: declare only what is true."""
     _METADATA_ONLY.add(func)
@@ -173,7 +94,7 @@ def metadata_index(func: IndexFunc) -> IndexFunc:
 
 class _OnDecoded:
     """An undeclared index function as a :class:`RawStore` runs it: a
-    :class:`RawObject` is decoded (once) first."""
+    :class:`~informers.wire.raw.RawObject` is decoded (once) first."""
 
     __slots__ = ("func",)
 
@@ -188,11 +109,11 @@ class _OnDecoded:
 
 class RawStore(CompactStore):
     """A :class:`~informers.cache.compact.store.CompactStore` that keeps objects
-    as plain JSON bytes and takes :class:`RawObject` writes without decoding
+    as plain JSON bytes and takes :class:`~informers.wire.raw.RawObject` writes without decoding
     them (see :mod:`informers.cache.compact.raw`).
 
     :param key_func: the key of an object (default
-        :func:`~informers.meta_namespace_key`, which keys a :class:`RawObject`
+        :func:`~informers.meta_namespace_key`, which keys a :class:`~informers.wire.raw.RawObject`
         from its metadata record; another one keys its decode).
     :param indexers: initial indexes (see :func:`metadata_index` for which run
         without a decode).
@@ -201,9 +122,9 @@ class RawStore(CompactStore):
         :class:`~informers.cache.compact.store.CompactStore`.
 
     Contract: :class:`~informers.cache.compact.store.CompactStore`'s, with one
-    addition: a :class:`RawObject` write is not made hot (it was never
+    addition: a :class:`~informers.wire.raw.RawObject` write is not made hot (it was never
     decoded); the first read decodes it. Reads return dicts, never a
-    :class:`RawObject`. ``upsert`` and ``delete_key`` return the replaced
+    :class:`~informers.wire.raw.RawObject`. ``upsert`` and ``delete_key`` return the replaced
     object decoded.
     """
 
@@ -225,7 +146,7 @@ class RawStore(CompactStore):
         return "<Raw" + super().__repr__()[len("<Compact") :]
 
     def key_of(self, obj: Any) -> str:
-        """The key of ``obj`` (a :class:`RawObject` is keyed from its metadata
+        """The key of ``obj`` (a :class:`~informers.wire.raw.RawObject` is keyed from its metadata
         record by the default key functions, else from its decode)."""
         if type(obj) is RawObject and not self._plain_dicts:
             obj = obj.decoded()
@@ -248,7 +169,7 @@ class RawStore(CompactStore):
             return self._blobs.get(key)
 
     def metadata_by_key(self, key: str) -> Any | None:
-        """The metadata record of the object under ``key`` (a :class:`RawMeta`,
+        """The metadata record of the object under ``key`` (a :class:`~informers.wire.raw.RawMeta`,
         or the decoded metadata for input msgspec refuses), decoded in C
         without building the object; ``None`` for an unknown key."""
         data = self.raw_by_key(key)
@@ -264,7 +185,7 @@ class RawStore(CompactStore):
         """Register more indexes (see :meth:`CompactStore.add_indexers
         <informers.cache.compact.store.CompactStore.add_indexers>`); a
         function not declared with :func:`metadata_index` decodes each
-        :class:`RawObject` it is given."""
+        :class:`~informers.wire.raw.RawObject` it is given."""
         super().add_indexers(
             {
                 name: func if func in _METADATA_ONLY else _OnDecoded(func)

@@ -12,13 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from informers import ObjectKeyError
-from informers.cache.compact.raw import (
-    RawCodec,
-    RawMeta,
-    RawObject,
-    RawStore,
-    metadata_index,
-)
+from informers.cache.compact.raw import RawCodec, RawStore, metadata_index
 from informers.cache.protocols import InformerStore, PreparedListStore
 from informers.cache.store import Indexer
 from informers.testing.stateful import app_index, indexed_store_machine
@@ -35,6 +29,7 @@ from informers.wire.objects import (
     meta_namespace_key,
     namespace_index,
 )
+from informers.wire.raw import RawMeta, RawObject, split_list, split_watch_event
 
 
 def _pod(ns: str, name: str, rv: str = "1", **labels: str) -> dict[str, Any]:
@@ -292,3 +287,66 @@ TestRawStoreWireCold = indexed_store_machine(_factory(0, True)).TestCase
 TestRawStoreDicts = indexed_store_machine(_factory(3, False)).TestCase
 for _case in (TestRawStoreWire, TestRawStoreWireCold, TestRawStoreDicts):
     _case.settings = settings(max_examples=40, stateful_step_count=30, deadline=None)
+
+
+# ---------------------------------------------------------------- list and watch splitting
+
+
+def _list_body(items: list[Any]) -> bytes:
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "PodList",
+            "metadata": {"resourceVersion": "42"},
+            "items": items,
+        }
+    ).encode()
+
+
+def test_split_list_keeps_items_raw_and_the_envelope_decoded() -> None:
+    pods = [_pod("a", f"p{i}", str(i)) for i in range(3)]
+    envelope, items = split_list(_list_body(pods))
+    assert envelope == {
+        "apiVersion": "v1",
+        "kind": "PodList",
+        "metadata": {"resourceVersion": "42"},
+        "items": [],
+    }
+    assert all(type(item) is RawObject for item in items)
+    assert [item.decoded() for item in items] == pods
+    assert split_list(b'{"kind":"PodList","items":null}') == ({"kind": "PodList", "items": []}, [])
+
+
+@pytest.mark.parametrize("item", HOSTILE)
+def test_split_list_of_hostile_items_matches_the_exact_parser(item: bytes) -> None:
+    body = b'{"metadata":{},"items":[' + item + b"]}"
+    expected = _json.loads(body)
+    _, items = split_list(body)
+    got = [i.decoded() if type(i) is RawObject else i for i in items]
+    assert repr(got) == repr(expected["items"])
+
+
+@pytest.mark.parametrize("body", [*INVALID, b"[]", b'{"items":{}}', b'{"items":[1,}'])
+def test_split_list_refuses_what_the_exact_parser_refuses(body: bytes) -> None:
+    with pytest.raises(ValueError, match=r"."):
+        split_list(body)
+
+
+def test_split_watch_event() -> None:
+    pod = _pod("a", "x")
+    kind, obj = split_watch_event(json.dumps({"type": "MODIFIED", "object": pod}).encode())
+    assert kind == "MODIFIED"
+    assert type(obj) is RawObject
+    assert get_resource_version(obj) == "1"
+    assert obj.decoded() == pod
+    kind, obj = split_watch_event(b'{"type":"ADDED","object":{"metadata":{"name":"n"},"v":NaN}}')
+    assert kind == "ADDED"
+    assert obj["metadata"] == {"name": "n"}
+    for bad in (
+        b'{"type":1,"object":{}}',
+        b'{"type":"ADDED"}',
+        b"{",
+        b'{"type":"A","object":{"a":"\xff"}}',
+    ):
+        with pytest.raises(ValueError, match=r"."):
+            split_watch_event(bad)
