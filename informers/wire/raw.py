@@ -109,32 +109,50 @@ def _check_utf8(data: bytes) -> None:
 
 class RawObject:
     """An object kept as its JSON bytes (``data``) with its metadata record
-    (``metadata``): a :class:`RawMeta`, ``None`` when the object has none, or
-    -- for input msgspec refuses -- the exact parser's decoded metadata.
+    (:attr:`metadata`).
 
-    Raises :class:`ValueError` for bytes the exact parser refuses (those it
-    reads but msgspec does not are found when the object is made; invalid
+    Raises :class:`ValueError` for bytes the exact parser refuses (invalid
     JSON that msgspec skips over, in fields outside metadata, is refused when
-    the object is first decoded). Immutable; :meth:`decoded` decodes the
+    the object is first decoded). With ``lazy=True`` (what :func:`split_list`
+    makes, whose body was checked whole) the metadata record is decoded on
+    first use instead of at once. Immutable; :meth:`decoded` decodes the
     whole object once and keeps it."""
 
-    __slots__ = ("_decoded", "data", "metadata")
+    __slots__ = ("_decoded", "_meta", "data")
 
     data: bytes
-    metadata: Any
 
-    def __init__(self, data: bytes, *, checked: bool = False) -> None:
+    def __init__(self, data: bytes, *, checked: bool = False, lazy: bool = False) -> None:
         # checked: the caller has verified that data is UTF-8.
+        if not checked:
+            _check_utf8(data)
         self.data = data
         self._decoded = _NOT_DECODED
+        self._meta = _NOT_DECODED
+        if not lazy:
+            self._read_metadata()
+
+    def _read_metadata(self) -> Any:
         try:
-            if not checked:
-                _check_utf8(data)
-            self.metadata = _decode_envelope(data).metadata
+            meta = _decode_envelope(self.data).metadata
         except _REFUSED:
-            obj = _json.loads(data)  # ValueError for what the exact parser refuses
-            self._decoded = obj
-            self.metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
+            obj = self.decoded()  # ValueError for what the exact parser refuses
+            meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+        self._meta = meta
+        return meta
+
+    @property
+    def metadata(self) -> Any:
+        """A :class:`RawMeta`, ``None`` when the object has none, or -- for
+        input msgspec refuses -- the exact parser's decoded metadata."""
+        meta = self._meta
+        return self._read_metadata() if meta is _NOT_DECODED else meta
+
+    def forget_metadata(self) -> None:
+        """Drop the metadata record kept since it was read (it is decoded
+        again when next read): what a store that keeps only the bytes calls
+        after ingest, so a list's records never all live at once."""
+        self._meta = _NOT_DECODED
 
     @classmethod
     def from_object(cls, obj: Any) -> RawObject:
@@ -182,7 +200,7 @@ def split_list(data: bytes) -> tuple[dict[str, Any], list[Any]]:
     if body.metadata is not msgspec.UNSET:
         envelope["metadata"] = body.metadata
     envelope["items"] = []
-    return envelope, [RawObject(bytes(item), checked=True) for item in body.items or ()]
+    return envelope, [RawObject(bytes(item), checked=True, lazy=True) for item in body.items or ()]
 
 
 def split_watch_event(line: bytes) -> tuple[str, Any]:
@@ -200,4 +218,4 @@ def split_watch_event(line: bytes) -> tuple[str, Any]:
         if "object" not in parsed:
             raise ValueError("a watch event has an object") from None
         return parsed["type"], parsed["object"]
-    return event.type, RawObject(bytes(event.object), checked=True)
+    return event.type, RawObject(bytes(event.object), checked=True, lazy=True)

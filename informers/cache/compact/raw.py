@@ -37,12 +37,13 @@ Thread-safety: :class:`RawStore` is as thread-safe as
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from informers.cache.compact.codecs import _json_dumps
+from informers.cache.compact.lists import EncodedList
 from informers.cache.compact.store import DEFAULT_HOT_OBJECTS, CompactStore
-from informers.cache.keys import checked_key
+from informers.cache.keys import checked_key, object_keys
 from informers.errors import IndexFunctionError
 from informers.wire import _json
 from informers.wire.objects import Indexers, IndexFunc, KeyFunc, meta_namespace_key, namespace_index
@@ -52,6 +53,10 @@ if TYPE_CHECKING:
     from informers.cache.protocols import InformerStore, PreparedListStore
 
 __all__ = ["RawCodec", "RawStore", "metadata_index"]
+
+
+#: Objects a relist indexes at a time (see :meth:`RawStore.replace`).
+_PAGE = 500
 
 
 class RawCodec:
@@ -174,6 +179,29 @@ class RawStore(CompactStore):
         without building the object; ``None`` for an unknown key."""
         data = self.raw_by_key(key)
         return None if data is None else RawObject(data).metadata
+
+    def replace(self, objects: Iterable[Any], resource_version: str) -> None:
+        """Make ``objects`` the whole content, atomically, as
+        :meth:`CompactStore.replace
+        <informers.cache.compact.store.CompactStore.replace>` does (nothing
+        changes if a key, index or codec call fails). Objects are taken in
+        pages through this store's list buffer, and each
+        :class:`~informers.wire.raw.RawObject`'s metadata record is dropped
+        once its page is indexed, so a list's records never all live at
+        once (they would fragment the heap the cache stays in)."""
+        if isinstance(objects, EncodedList):
+            super().replace(objects, resource_version)
+            return
+        objs = objects if isinstance(objects, list) else list(objects)
+        buffer = self.new_list_buffer()
+        assert buffer is not None
+        for start in range(0, len(objs), _PAGE):
+            page = objs[start : start + _PAGE]
+            buffer.put_many(object_keys(page, self.key_of, self._plain_dicts), page)
+            for obj in page:
+                if type(obj) is RawObject:
+                    obj.forget_metadata()
+        self.replace_prepared(buffer.finish(), resource_version)
 
     def _make_hot_locked(self, key: str, obj: Any) -> None:
         if type(obj) is RawObject:
