@@ -535,8 +535,8 @@ def test_informers_cache_compact_all_is_pinned() -> None:
         assert getattr(informers.cache.compact, name) is not None, name
 
 
-COMPACT_RAW_ALL = {"RawCodec", "RawStore", "metadata_index"}
-WIRE_RAW_ALL = {"RawMeta", "RawObject", "RawOwnerReference", "split_list", "split_watch_event"}
+COMPACT_RAW_ALL = {"RawCodec", "RawStore"}
+WIRE_RAW_ALL = {"RawMeta", "RawObject", "split_list", "split_watch_event"}
 
 
 def test_informers_cache_compact_raw_all_is_pinned() -> None:

@@ -35,56 +35,52 @@ functions are pure.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import msgspec
 
 from informers.wire import _json
 
-__all__ = [
-    "RawMeta",
-    "RawObject",
-    "RawOwnerReference",
-    "split_list",
-    "split_watch_event",
-]
-
-
-class RawOwnerReference(msgspec.Struct, rename="camel", frozen=True):
-    """One ``metadata.ownerReferences`` entry (attribute names snake_case)."""
-
-    api_version: str = ""
-    kind: str = ""
-    name: str = ""
-    uid: str = ""
-    controller: bool | None = None
-    block_owner_deletion: bool | None = None
+__all__ = ["RawMeta", "RawObject", "split_list", "split_watch_event"]
 
 
 class RawMeta(msgspec.Struct, rename="camel", frozen=True):
-    """The metadata fields a :class:`RawObject` decodes; attribute names are
-    snake_case, as the ``kubernetes`` client's models have them, so the
-    metadata helpers of :mod:`informers.wire.objects` read it."""
+    """The metadata fields a :class:`RawObject` decodes without the rest:
+    each as the exact parser decodes it (any JSON value), ``UNSET`` when
+    absent. Read through :attr:`RawObject.metadata`, a mapping with the JSON
+    names."""
 
-    name: str | None = None
-    namespace: str | None = None
-    resource_version: str | None = None
-    uid: str | None = None
-    labels: dict[str, str] | None = None
-    annotations: dict[str, str] | None = None
-    owner_references: list[RawOwnerReference] | None = None
+    name: Any = msgspec.UNSET
+    namespace: Any = msgspec.UNSET
+    resource_version: Any = msgspec.UNSET
+    uid: Any = msgspec.UNSET
+    labels: Any = msgspec.UNSET
+    annotations: Any = msgspec.UNSET
+    owner_references: Any = msgspec.UNSET
+
+
+#: JSON name -> RawMeta attribute.
+_META_FIELDS = {
+    "name": "name",
+    "namespace": "namespace",
+    "resourceVersion": "resource_version",
+    "uid": "uid",
+    "labels": "labels",
+    "annotations": "annotations",
+    "ownerReferences": "owner_references",
+}
 
 
 class _Envelope(msgspec.Struct):
-    metadata: RawMeta | None = None
+    metadata: RawMeta | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class _ListEnvelope(msgspec.Struct, rename="camel"):
     # A list's other members, decoded (UNSET: absent).
-    api_version: str | msgspec.UnsetType = msgspec.UNSET
-    kind: str | msgspec.UnsetType = msgspec.UNSET
-    metadata: dict[str, Any] | msgspec.UnsetType | None = msgspec.UNSET
+    api_version: Any = msgspec.UNSET
+    kind: Any = msgspec.UNSET
+    metadata: Any = msgspec.UNSET
     items: list[msgspec.Raw] | None = None
 
 
@@ -107,16 +103,54 @@ def _check_utf8(data: bytes) -> None:
         data.decode("utf-8")  # UnicodeDecodeError is a ValueError
 
 
-class RawObject:
-    """An object kept as its JSON bytes (``data``) with its metadata record
-    (:attr:`metadata`).
+class _MetadataView(Mapping[str, Any]):
+    """``metadata`` of a :class:`RawObject`: the :class:`RawMeta` fields
+    without a decode, any other key (and iteration, ``len``) from the
+    object's full decode. Read-only."""
+
+    __slots__ = ("_meta", "_owner")
+
+    def __init__(self, meta: RawMeta, owner: RawObject) -> None:
+        self._meta = meta
+        self._owner = owner
+
+    def __getitem__(self, key: str) -> Any:
+        attr = _META_FIELDS.get(key)
+        if attr is not None:
+            value = getattr(self._meta, attr)
+            if value is msgspec.UNSET:
+                raise KeyError(key)
+            return value
+        return self._full()[key]
+
+    def _full(self) -> Mapping[str, Any]:
+        full: Mapping[str, Any] = self._owner.decoded()["metadata"]
+        return full
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._full())
+
+    def __len__(self) -> int:
+        return len(self._full())
+
+    def __repr__(self) -> str:
+        return f"<metadata of {self._owner!r}>"
+
+
+class RawObject(Mapping[str, Any]):
+    """An object kept as its JSON bytes (``data``), read as a read-only
+    mapping equal to the exact parser's decode of them: ``obj["metadata"]``
+    (also :attr:`metadata`) answers its :class:`RawMeta` fields without a
+    decode; any other key, iteration, ``len`` and comparison decode the
+    whole object (once: :meth:`decoded`).
 
     Raises :class:`ValueError` for bytes the exact parser refuses (invalid
-    JSON that msgspec skips over, in fields outside metadata, is refused when
-    the object is first decoded). With ``lazy=True`` (what :func:`split_list`
-    makes, whose body was checked whole) the metadata record is decoded on
-    first use instead of at once. Immutable; :meth:`decoded` decodes the
-    whole object once and keeps it."""
+    JSON that msgspec skips over, outside metadata, is refused when the
+    object is first decoded). With ``lazy=True`` (what :func:`split_list` and
+    :func:`split_watch_event` make, whose input was checked whole) the
+    metadata record is read on first use instead of at once. Not a
+    :class:`dict`: code testing ``type(obj) is dict`` takes its general path.
+    """
 
     __slots__ = ("_decoded", "_meta", "data")
 
@@ -134,25 +168,33 @@ class RawObject:
 
     def _read_metadata(self) -> Any:
         try:
-            meta = _decode_envelope(self.data).metadata
+            envelope = _decode_envelope(self.data)
         except _REFUSED:
             obj = self.decoded()  # ValueError for what the exact parser refuses
-            meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+            meta = obj.get("metadata", msgspec.UNSET) if type(obj) is dict else msgspec.UNSET
+        else:
+            meta = envelope.metadata
+            if type(meta) is RawMeta:
+                meta = _MetadataView(meta, self)
         self._meta = meta
         return meta
 
     @property
     def metadata(self) -> Any:
-        """A :class:`RawMeta`, ``None`` when the object has none, or -- for
-        input msgspec refuses -- the exact parser's decoded metadata."""
+        """``obj["metadata"]`` (``None`` when absent): a mapping answering the
+        :class:`RawMeta` fields without a decode."""
         meta = self._meta
-        return self._read_metadata() if meta is _NOT_DECODED else meta
+        if meta is _NOT_DECODED:
+            meta = self._read_metadata()
+        return None if meta is msgspec.UNSET else meta
 
-    def forget_metadata(self) -> None:
-        """Drop the metadata record kept since it was read (it is decoded
-        again when next read): what a store that keeps only the bytes calls
-        after ingest, so a list's records never all live at once."""
+    def forget(self) -> None:
+        """Drop what was decoded and kept (the metadata record, the full
+        decode): both are decoded again when next used. What a store that
+        keeps only the bytes calls after ingest, so the decoded forms of a
+        list's objects never all live at once."""
         self._meta = _NOT_DECODED
+        self._decoded = _NOT_DECODED
 
     @classmethod
     def from_object(cls, obj: Any) -> RawObject:
@@ -161,15 +203,44 @@ class RawObject:
         return cls(json.dumps(obj, separators=(",", ":")).encode())
 
     def decoded(self) -> Any:
-        """The whole object, decoded by the exact parser (once)."""
+        """The whole object, decoded by the exact parser (once; the result is
+        shared by every reader: do not mutate it)."""
         obj = self._decoded
         if obj is _NOT_DECODED:
             obj = self._decoded = _json.loads(self.data)
         return obj
 
+    def __getitem__(self, key: str) -> Any:
+        if key == "metadata":
+            meta = self._meta
+            if meta is _NOT_DECODED:
+                meta = self._read_metadata()
+            if meta is msgspec.UNSET:
+                raise KeyError(key)
+            return meta
+        obj = self.decoded()
+        if type(obj) is not dict:
+            raise KeyError(key)
+        return obj[key]
+
+    def __iter__(self) -> Iterator[str]:
+        obj = self.decoded()
+        return iter(obj if type(obj) is dict else ())
+
+    def __len__(self) -> int:
+        obj = self.decoded()
+        return len(obj) if type(obj) is dict else 0
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is RawObject:
+            return self.data == other.data or self.decoded() == other.decoded()
+        return bool(self.decoded() == other)
+
+    __hash__ = None  # type: ignore[assignment]  # a mapping
+
     def __repr__(self) -> str:
         meta = self.metadata
-        name = meta.get("name") if isinstance(meta, Mapping) else getattr(meta, "name", None)
+        name = meta.get("name") if isinstance(meta, Mapping) else None
         return f"<RawObject {name!r}: {len(self.data)} bytes>"
 
 
@@ -193,7 +264,7 @@ def split_list(data: bytes) -> tuple[dict[str, Any], list[Any]]:
         parsed["items"] = []
         return parsed, found or []
     envelope: dict[str, Any] = {}
-    if body.api_version is not msgspec.UNSET:
+    if body.api_version is not msgspec.UNSET:  # decoded as the exact parser does
         envelope["apiVersion"] = body.api_version
     if body.kind is not msgspec.UNSET:
         envelope["kind"] = body.kind

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from informers import ObjectKeyError
-from informers.cache.compact.raw import RawCodec, RawStore, metadata_index
+from informers.cache.compact.raw import RawCodec, RawStore
 from informers.cache.protocols import InformerStore, PreparedListStore
 from informers.cache.store import Indexer
 from informers.testing.stateful import app_index, indexed_store_machine
@@ -29,7 +29,7 @@ from informers.wire.objects import (
     meta_namespace_key,
     namespace_index,
 )
-from informers.wire.raw import RawMeta, RawObject, split_list, split_watch_event
+from informers.wire.raw import RawObject, split_list, split_watch_event
 
 
 def _pod(ns: str, name: str, rv: str = "1", **labels: str) -> dict[str, Any]:
@@ -76,7 +76,7 @@ def test_raw_object_reads_metadata_without_decoding(monkeypatch: pytest.MonkeyPa
     decodes = _count_decodes(monkeypatch)
     pod = _pod("a", "x", "7", app="web")
     raw = _raw(pod)
-    assert isinstance(raw.metadata, RawMeta)
+    assert raw["metadata"] is raw.metadata
     assert meta_namespace_key(raw) == "a/x"
     assert get_name(raw) == "x"
     assert get_namespace(raw) == "a"
@@ -84,11 +84,15 @@ def test_raw_object_reads_metadata_without_decoding(monkeypatch: pytest.MonkeyPa
     assert get_uid(raw) == "uid-x"
     assert dict(get_labels(raw)) == {"app": "web"}
     assert namespace_index(raw) == ["a"]
-    owner = raw.metadata.owner_references[0]
-    assert (owner.kind, owner.uid, owner.controller) == ("ReplicaSet", "u1", True)
+    assert raw["metadata"]["ownerReferences"] == pod["metadata"]["ownerReferences"]
     assert decodes == []
-    assert raw.decoded() == pod  # integers beyond 64 bits exactly
+    assert raw == pod  # a mapping equal to the exact decode
+    assert raw["spec"]["big"] == 123456789012345678901234567890
     assert raw.decoded() is raw.decoded()
+    assert len(decodes) == 1
+    assert dict(raw["metadata"]) == pod["metadata"]
+    raw.forget()
+    assert raw.metadata["uid"] == "uid-x"
     assert len(decodes) == 1
     assert "RawObject 'x'" in repr(raw)
 
@@ -186,7 +190,7 @@ def test_store_keeps_bytes_and_decodes_on_read() -> None:
     assert store.add_raw(data) == "a/x1"
     assert store.raw_by_key("a/x1") is data  # kept as it came
     assert store.hot_keys() == []  # a raw write is not decoded
-    assert store.metadata_by_key("a/x1").uid == "uid-x1"
+    assert store.metadata_by_key("a/x1")["uid"] == "uid-x1"
     assert store.metadata_by_key("nope") is None
     assert store.get_by_key("a/x1") == pod
     assert store.hot_keys() == ["a/x1"]
@@ -213,7 +217,6 @@ def test_metadata_index_functions_never_decode(monkeypatch: pytest.MonkeyPatch) 
     decodes = _count_decodes(monkeypatch)
     calls: list[Any] = []
 
-    @metadata_index
     def by_app(obj: Any) -> list[str]:
         calls.append(obj)
         return [get_labels(obj).get("app", "")]
@@ -223,7 +226,7 @@ def test_metadata_index_functions_never_decode(monkeypatch: pytest.MonkeyPatch) 
     assert type(calls[0]) is RawObject
     assert decodes == []
     assert store.index_keys("app", "web") == ["a/x1"]
-    store.add_indexers({"node": _node_index})  # undeclared: the stored object is decoded
+    store.add_indexers({"node": _node_index})  # reads spec: the stored object is decoded
     assert len(decodes) == 1
     assert store.index_keys("node", "node-1") == ["a/x1"]
 
@@ -350,3 +353,32 @@ def test_split_watch_event() -> None:
     ):
         with pytest.raises(ValueError, match=r"."):
             split_watch_event(bad)
+
+
+def test_metadata_view_is_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+    decodes = _count_decodes(monkeypatch)
+    pod = _pod("a", "x")
+    pod["metadata"]["creationTimestamp"] = "2024-01-01T00:00:00Z"
+    del pod["metadata"]["uid"]
+    raw = _raw(pod)
+    meta = raw["metadata"]
+    assert "uid" not in meta
+    assert meta.get("uid") is None
+    assert decodes == []
+    assert meta["creationTimestamp"] == "2024-01-01T00:00:00Z"  # beyond the record: decoded
+    assert len(decodes) == 1
+    assert dict(meta) == pod["metadata"]
+    assert len(meta) == len(pod["metadata"])
+    assert "metadata of" in repr(meta)
+    assert RawObject(b'{"metadata":null}')["metadata"] is None
+    assert RawObject(b'{"metadata":null}').metadata is None
+    with pytest.raises(KeyError):
+        RawObject(b'{"kind":"X"}')["metadata"]
+    nothing = RawObject(b"[1]")
+    assert len(nothing) == 0
+    assert list(nothing) == []
+    with pytest.raises(KeyError):
+        nothing["kind"]
+    assert RawObject(b'{"a":1}') == RawObject(b'{"a": 1}')
+    assert RawObject(b'{"a":1}') != RawObject(b'{"a":2}')
+    assert RawObject.from_object(pod) == pod
