@@ -42,7 +42,14 @@ import msgspec
 
 from informers.wire import _json
 
-__all__ = ["RawMeta", "RawObject", "split_list", "split_watch_event"]
+__all__ = [
+    "RawMeta",
+    "RawObject",
+    "loads_list",
+    "loads_watch_event",
+    "split_list",
+    "split_watch_event",
+]
 
 
 class RawMeta(msgspec.Struct, rename="camel", frozen=True):
@@ -290,3 +297,20 @@ def split_watch_event(line: bytes) -> tuple[str, Any]:
             raise ValueError("a watch event has an object") from None
         return parsed["type"], parsed["object"]
     return event.type, RawObject(bytes(event.object), checked=True, lazy=True)
+
+
+def loads_list(data: bytes) -> dict[str, Any]:
+    """A list response body as a dict whose ``items`` are :class:`RawObject`
+    (see :func:`split_list`): what a lister-watcher decoding on demand
+    returns from ``list``."""
+    envelope, items = split_list(data)
+    envelope["items"] = items
+    return envelope
+
+
+def loads_watch_event(line: bytes) -> dict[str, Any]:
+    """A watch line as ``{"type": ..., "object": RawObject}`` (see
+    :func:`split_watch_event`): what a lister-watcher decoding on demand
+    yields from a watch."""
+    etype, obj = split_watch_event(line)
+    return {"type": etype, "object": obj}

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from informers.cache.compact.codecs import _json_dumps
 from informers.cache.compact.lists import EncodedList
-from informers.cache.compact.store import DEFAULT_HOT_OBJECTS, CompactStore
+from informers.cache.compact.store import _MISSING, DEFAULT_HOT_OBJECTS, CompactStore
 from informers.cache.keys import object_keys
 from informers.errors import IndexFunctionError
 from informers.wire import _json
@@ -57,6 +57,11 @@ if TYPE_CHECKING:
     from informers.cache.protocols import InformerStore, PreparedListStore
 
 __all__ = ["RawCodec", "RawStore"]
+
+
+def _raw_object(data: bytes) -> RawObject:
+    """Stored bytes as a raw object (they were checked when they arrived)."""
+    return RawObject(data, checked=True, lazy=True)
 
 
 #: Objects a relist indexes at a time (see :meth:`RawStore.replace`).
@@ -100,11 +105,15 @@ class RawStore(CompactStore):
     :param hot_objects: the hot LRU's bound, as for
         :class:`~informers.cache.compact.store.CompactStore`.
 
-    Contract: :class:`~informers.cache.compact.store.CompactStore`'s, with one
-    addition: a :class:`~informers.wire.raw.RawObject` write is not made hot
-    (it was never decoded); the first read decodes it. Reads return dicts,
-    never a raw object. ``upsert`` and ``delete_key`` return the replaced
-    object decoded.
+    Contract: :class:`~informers.cache.compact.store.CompactStore`'s, with
+    these differences: a :class:`~informers.wire.raw.RawObject` write is not
+    made hot (it was never decoded), the first read decodes it; reads
+    (``get``, ``list``, ``by_index``, ...) return dicts; what the informer
+    hands its handlers -- ``upsert``'s and ``delete_key``'s replaced object,
+    a relist's and a resync's objects -- is the hot object or a
+    :class:`~informers.wire.raw.RawObject` of the stored bytes, a read-only
+    mapping equal to the dict a read returns, decoded by whoever reads past
+    its metadata.
     """
 
     def __init__(
@@ -171,6 +180,30 @@ class RawStore(CompactStore):
                 if type(obj) is RawObject:
                     obj.forget()
         self.replace_prepared(buffer.finish(), resource_version)
+
+    def upsert(self, key: str, obj: Any) -> Any | None:
+        """Store ``obj`` under ``key``; return the object it replaced (``None``
+        for a new key): the hot object, or a
+        :class:`~informers.wire.raw.RawObject` of the replaced bytes (not
+        decoded here: on the informer's loop this is the old object of an
+        update notification, decoded by the handler that reads it)."""
+        old_hot, old_blob = self._write(key, obj, keep_old=True)
+        if old_hot is not _MISSING:
+            return old_hot
+        return None if old_blob is None else _raw_object(old_blob)
+
+    def delete_key(self, key: str) -> Any | None:
+        """Remove the object under ``key`` and return it (the hot object, or
+        a :class:`~informers.wire.raw.RawObject` of its bytes); ``None`` for
+        an unknown key."""
+        found = self._remove(key)
+        if found is None:
+            return None
+        hot, blob = found
+        return hot if hot is not _MISSING else _raw_object(blob)
+
+    def _notify(self, blob: bytes) -> Any:
+        return _raw_object(blob)
 
     def _make_hot_locked(self, key: str, obj: Any) -> None:
         if type(obj) is RawObject:
