@@ -536,7 +536,14 @@ def test_informers_cache_compact_all_is_pinned() -> None:
 
 
 COMPACT_RAW_ALL = {"RawCodec", "RawStore"}
-WIRE_RAW_ALL = {"RawMeta", "RawObject", "split_list", "split_watch_event"}
+WIRE_RAW_ALL = {
+    "RawMeta",
+    "RawObject",
+    "loads_list",
+    "loads_watch_event",
+    "split_list",
+    "split_watch_event",
+}
 
 
 def test_informers_cache_compact_raw_all_is_pinned() -> None:
@@ -551,6 +558,9 @@ def test_informers_cache_compact_raw_all_is_pinned() -> None:
 
 
 CACHE_PROTOCOLS_ALL = {
+    "DecodeOnDemandSource",
+    "DecodeOnDemandStore",
+    "decode_on_demand_source",
     "IndexedStore",
     "InformerStore",
     "KeyFuncStore",
