@@ -3,29 +3,30 @@ by :mod:`msgspec`): what the decode-on-demand store
 (:mod:`informers.cache.compact.raw`) is written with.
 
 * :class:`RawObject`: an object as it came off the wire -- its JSON bytes
-  (``data``) beside a :class:`RawMeta` record (``metadata``: name, namespace,
-  resourceVersion, uid, labels, annotations, ownerReferences) decoded without
-  building the rest. It is an attribute-style object, so the key and metadata
-  helpers of :mod:`informers.wire.objects` (:func:`~informers.meta_namespace_key`,
-  :func:`~informers.get_labels`, :func:`~informers.namespace_index`, ...) read
-  it as they read a dict, without a decode.
+  (``data``) read as a read-only mapping equal to their exact decode.
+  ``obj["metadata"]`` answers the :class:`RawMeta` fields (name, namespace,
+  resourceVersion, uid, labels, annotations, ownerReferences, generation,
+  deletionTimestamp, finalizers) from a record msgspec decodes without
+  building the rest, so the key and metadata helpers of
+  :mod:`informers.wire.objects` (:func:`~informers.meta_namespace_key`,
+  :func:`~informers.get_labels`, :func:`~informers.namespace_index`, ...) and
+  the runtime's owner mapping read it without a decode; any other read
+  decodes the whole object once.
 * :func:`split_list`: a list response body split into its envelope (decoded)
   and its items (each a :class:`RawObject`), the items never decoded.
 * :func:`split_watch_event`: a watch line split into its type and its object
   (a :class:`RawObject`).
 
 Exactness: every answer is the exact parser's (:mod:`informers.wire._json`).
-msgspec decodes the metadata record only of bytes it reads as the exact
-parser would; on anything it refuses (NaN and infinities, lone surrogates, a
-mistyped metadata field, nesting deeper than it follows) the exact parser
-decodes the object instead and its ``metadata`` is that decode's. Bytes that
-are not UTF-8 are refused with :class:`ValueError` (msgspec does not check
-the strings it skips, so a non-ASCII input is checked first). Integers beyond
-64 bits, duplicate keys (the last wins) and deep nesting decode as
-:func:`json.loads` decodes them, because the full decode is the exact
-parser's. Cost: one pass of msgspec over an object's bytes to read its
-metadata (about a tenth of a full parse), plus a UTF-8 check of non-ASCII
-input.
+The record's values are decoded by msgspec as generic JSON (equal to what the
+exact parser gives: integers beyond 64 bits exactly, duplicate keys the last
+winning); anything msgspec refuses (NaN and infinities, lone surrogates,
+nesting deeper than it follows, metadata that is not an object) is decoded by
+the exact parser instead, and bytes that are not UTF-8 are refused with
+:class:`ValueError` (msgspec does not check the strings it skips, so a
+non-ASCII input is checked first). Cost: one pass of msgspec over an object's
+bytes to read its metadata (about a tenth of a full parse), plus a UTF-8
+check of non-ASCII input.
 
 Thread-safety: a :class:`RawObject` is immutable after construction (its
 full decode is cached on first use; a race decodes twice, harmlessly); the
@@ -65,6 +66,10 @@ class RawMeta(msgspec.Struct, rename="camel", frozen=True):
     labels: Any = msgspec.UNSET
     annotations: Any = msgspec.UNSET
     owner_references: Any = msgspec.UNSET
+    # What controllers' predicates and finalizer helpers read:
+    generation: Any = msgspec.UNSET
+    deletion_timestamp: Any = msgspec.UNSET
+    finalizers: Any = msgspec.UNSET
 
 
 #: JSON name -> RawMeta attribute.
@@ -76,6 +81,9 @@ _META_FIELDS = {
     "labels": "labels",
     "annotations": "annotations",
     "ownerReferences": "owner_references",
+    "generation": "generation",
+    "deletionTimestamp": "deletion_timestamp",
+    "finalizers": "finalizers",
 }
 
 

@@ -5,7 +5,8 @@ the whole object when someone reads it.
 * :class:`~informers.wire.raw.RawObject` (:mod:`informers.wire.raw`): an
   object as it came off the wire, its JSON bytes read as a mapping whose
   ``metadata`` fields (name, namespace, resourceVersion, uid, labels,
-  annotations, ownerReferences) come from a record decoded in C, the rest
+  annotations, ownerReferences, generation, deletionTimestamp, finalizers)
+  come from a record decoded in C, the rest
   from a full decode made on first use.
 * :class:`RawStore`: a :class:`~informers.cache.compact.store.CompactStore`
   keeping plain JSON bytes. A :class:`~informers.wire.raw.RawObject` written

@@ -382,3 +382,22 @@ def test_metadata_view_is_exact(monkeypatch: pytest.MonkeyPatch) -> None:
     assert RawObject(b'{"a":1}') == RawObject(b'{"a": 1}')
     assert RawObject(b'{"a":1}') != RawObject(b'{"a":2}')
     assert RawObject.from_object(pod) == pod
+
+
+def test_the_runtime_mapping_reads_raw_objects_without_a_decode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from informers.toolkit.runtime.mapping import enqueue_owner
+    from informers.toolkit.runtime.request import Request
+
+    decodes = _count_decodes(monkeypatch)
+    pod = _pod("a", "x")
+    pod["metadata"]["generation"] = 3
+    pod["metadata"]["finalizers"] = ["f"]
+    raw = _raw(pod)
+    assert enqueue_owner("ReplicaSet", "apps")(raw) == [Request("a", "rs")]
+    assert Request.for_object(raw) == Request("a", "x")
+    assert raw["metadata"]["generation"] == 3
+    assert raw["metadata"]["finalizers"] == ["f"]
+    assert "deletionTimestamp" not in raw["metadata"]
+    assert decodes == []
