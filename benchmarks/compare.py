@@ -25,7 +25,8 @@ and three handlers; handler latency at a fixed offered rate), ``lookups``
 (``by_index``, ``Lister.list(selector)`` against the scan over a dict a peer's
 user writes, and dict-of-sets floors), ``memory`` (bytes per cached object,
 tracemalloc and RSS, each contender in a fresh subprocess; ours also with
-``store=CompactStore``, the compact storage option). Each figure is
+``store=CompactStore``, the compact storage option, and with
+``store=RawStore``, decode on demand; its sync row too). Each figure is
 taken at two sizes, the second 10x the first; the table's ``growth`` column is
 the per-object cost at 10x over that at 1x (1.00 = linear).
 
@@ -87,6 +88,7 @@ from informers import (
     namespace_index,
 )
 from informers.cache.compact import CompactStore
+from informers.cache.compact.raw import RawStore
 from informers.wire import _json
 from informers.wire.resources import PODS
 
@@ -128,6 +130,7 @@ HERE = Path(__file__).resolve().parent
 
 OURS = "kube-informers"
 OURS_COMPACT = "kube-informers, compact store"
+OURS_RAW = "kube-informers, raw store (decode on demand)"
 OFFICIAL_INFORMER = "official SharedInformer"
 OFFICIAL_WATCH = "official list+Watch -> dict"
 LIGHTKUBE = "lightkube list+watch -> dict"
@@ -302,6 +305,7 @@ def section_sync(results: Results, pods: list[int], kubeconfig_dir: Path) -> dic
     size for the memory section (the servers stay up until it ran)."""
     names = [
         OURS,
+        OURS_RAW,
         OFFICIAL_INFORMER,
         OFFICIAL_WATCH,
         LIGHTKUBE,
@@ -322,6 +326,7 @@ def section_sync(results: Results, pods: list[int], kubeconfig_dir: Path) -> dic
                 _measure(rows[FLOOR_ORJSON], n, lambda: sync_floor(server, n, orjson.loads).elapsed)
             _measure(rows[FLOOR_KEEP], n, lambda: _timed(lambda c: _fill_floor(server.url, c), n))
             _measure(rows[OURS], n, lambda: sync_ours(server, n).elapsed)
+            _measure(rows[OURS_RAW], n, lambda: sync_ours(server, n, store=RawStore).elapsed)
             _measure(rows[OFFICIAL_INFORMER], n, lambda: sync_official(server, n).elapsed)
             _measure(
                 rows[OFFICIAL_WATCH],
@@ -749,12 +754,13 @@ def _rss() -> int:
 def _mem_fill(contender: str, url: str, kubeconfig: Path, n: int) -> Any:
     """Fill a contender's cache; returns what keeps it alive."""
     cache: dict[Any, Any] = {}
-    if contender in (OURS, OURS_COMPACT):
+    if contender in (OURS, OURS_COMPACT, OURS_RAW):
         config = kubernetes.client.Configuration()
         config.host = url
         client = kubernetes.client.ApiClient(config)
         # The compact storage option (informers.cache.compact): objects kept encoded.
-        store = CompactStore if contender == OURS_COMPACT else None
+        # The decode-on-demand option (informers.cache.compact.raw): objects kept as bytes.
+        store = {OURS_COMPACT: CompactStore, OURS_RAW: RawStore}.get(contender)
         inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods", store=store)
         inf.start()
         assert inf.wait_synced(600)
@@ -822,6 +828,7 @@ def memory_child(contender: str, url: str, kubeconfig: str, n: int) -> None:
 def section_memory(results: Results, pods: list[int], kubeconfig_dir: Path) -> None:
     contenders = [OURS, OFFICIAL_INFORMER, OFFICIAL_WATCH, LIGHTKUBE, KR8S, FLOOR_KEEP]
     contenders.insert(1, OURS_COMPACT)  # the compact storage option, beside ours
+    contenders.insert(2, OURS_RAW)  # the decode-on-demand option
     traced = {
         c: results.row("memory", f"{c} (tracemalloc)", "B/obj", note=_installed(c))
         for c in contenders
