@@ -138,10 +138,10 @@ def _resume_gc(paused: bool) -> None:
         gc.unfreeze()  # the benchmark's next contender starts as before
 
 
-def sync_ours(server: Any, n: int, *, paused_gc: bool = False) -> Timing:
+def sync_ours(server: Any, n: int, *, paused_gc: bool = False, store: Any = None) -> Timing:
     client = server.api_client()
     counter = Counter(n)
-    inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods")
+    inf = SharedIndexInformer(HTTPListerWatcher(client, PODS), name="pods", store=store)
     reg = inf.add_event_handler(ResourceEventHandlerFuncs(add_func=counter.hit))
     _settle_gc()
     _pause_gc(paused_gc)

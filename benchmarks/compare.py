@@ -28,7 +28,8 @@ and three handlers; handler latency at a fixed offered rate), ``lookups``
 (``by_index``, ``Lister.list(selector)`` against the scan over a dict a peer's
 user writes, and dict-of-sets floors), ``memory`` (bytes per cached object,
 tracemalloc and RSS, each contender in a fresh subprocess; ours also with
-``store=CompactStore``, the compact storage option). Each figure is
+``store=CompactStore``, the compact storage option, and with
+``store=RawStore``, decode on demand; its sync row too). Each figure is
 taken at two sizes, the second 10x the first; the table's ``growth`` column is
 the per-object cost at 10x over that at 1x (1.00 = linear).
 
@@ -90,6 +91,7 @@ from informers import (
     namespace_index,
 )
 from informers.cache.compact import CompactStore
+from informers.cache.compact.raw import RawStore
 from informers.toolkit.manager import Manager
 from informers.wire import _json
 from informers.wire.resources import PODS
@@ -136,6 +138,7 @@ OURS_COMPACT = "kube-informers, compact store"
 #: than the peers' full objects; the full-against-full row (OURS) stays the
 #: reference, this one shows what a controller that needs only metadata saves.
 OURS_METADATA = "kube-informers, metadata-only"
+OURS_RAW = "kube-informers, raw store (decode on demand)"
 OFFICIAL_INFORMER = "official SharedInformer"
 OFFICIAL_WATCH = "official list+Watch -> dict"
 LIGHTKUBE = "lightkube list+watch -> dict"
@@ -350,6 +353,7 @@ def section_sync(results: Results, pods: list[int], kubeconfig_dir: Path) -> dic
     names = [
         OURS,
         OURS_MANAGER,
+        OURS_RAW,
         OFFICIAL_INFORMER,
         OFFICIAL_WATCH,
         OURS_METADATA,  # beside lightkube's full cache; OURS stays the reference
@@ -372,6 +376,7 @@ def section_sync(results: Results, pods: list[int], kubeconfig_dir: Path) -> dic
             _measure(rows[FLOOR_KEEP], n, lambda: _timed(lambda c: _fill_floor(server.url, c), n))
             _measure(rows[OURS], n, lambda: sync_ours(server, n).elapsed)
             _measure(rows[OURS_METADATA], n, lambda: _sync_ours_metadata(server, n))
+            _measure(rows[OURS_RAW], n, lambda: sync_ours(server, n, store=RawStore).elapsed)
             _measure(rows[OFFICIAL_INFORMER], n, lambda: sync_official(server, n).elapsed)
             _measure(
                 rows[OFFICIAL_WATCH],
@@ -800,12 +805,13 @@ def _rss() -> int:
 def _mem_fill(contender: str, url: str, kubeconfig: Path, n: int) -> Any:
     """Fill a contender's cache; returns what keeps it alive."""
     cache: dict[Any, Any] = {}
-    if contender in (OURS, OURS_COMPACT, OURS_METADATA):
+    if contender in (OURS, OURS_COMPACT, OURS_METADATA, OURS_RAW):
         config = kubernetes.client.Configuration()
         config.host = url
         client = kubernetes.client.ApiClient(config)
         # The compact storage option (informers.cache.compact): objects kept encoded.
-        store = CompactStore if contender == OURS_COMPACT else None
+        # The decode-on-demand option (informers.cache.compact.raw): objects kept as bytes.
+        store = {OURS_COMPACT: CompactStore, OURS_RAW: RawStore}.get(contender)
         lw = HTTPListerWatcher(client, PODS, metadata_only=contender == OURS_METADATA)
         inf = SharedIndexInformer(lw, name="pods", store=store)
         inf.start()
@@ -874,6 +880,7 @@ def memory_child(contender: str, url: str, kubeconfig: str, n: int) -> None:
 def section_memory(results: Results, pods: list[int], kubeconfig_dir: Path) -> None:
     contenders = [OURS, OFFICIAL_INFORMER, OFFICIAL_WATCH, LIGHTKUBE, KR8S, FLOOR_KEEP]
     contenders.insert(1, OURS_COMPACT)  # the compact storage option, beside ours
+    contenders.insert(2, OURS_RAW)  # the decode-on-demand option
     # Metadata-only beside lightkube's full cache (ours, full, stays the reference).
     contenders.insert(contenders.index(LIGHTKUBE), OURS_METADATA)
     traced = {

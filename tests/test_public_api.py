@@ -563,7 +563,32 @@ def test_informers_cache_compact_all_is_pinned() -> None:
         assert getattr(informers.cache.compact, name) is not None, name
 
 
+COMPACT_RAW_ALL = {"RawCodec", "RawStore"}
+WIRE_RAW_ALL = {
+    "RawMeta",
+    "RawObject",
+    "loads_list",
+    "loads_watch_event",
+    "split_list",
+    "split_watch_event",
+}
+
+
+def test_informers_cache_compact_raw_all_is_pinned() -> None:
+    import informers.wire.raw as wire_raw
+    from informers.cache.compact import raw
+
+    assert set(raw.__all__) == COMPACT_RAW_ALL
+    assert set(wire_raw.__all__) == WIRE_RAW_ALL
+    for module in (raw, wire_raw):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, name
+
+
 CACHE_PROTOCOLS_ALL = {
+    "DecodeOnDemandSource",
+    "DecodeOnDemandStore",
+    "decode_on_demand_source",
     "IndexedStore",
     "InformerStore",
     "KeyFuncStore",

@@ -82,6 +82,7 @@ from informers.cache.protocols import (
     KeyFuncStore,
     PreparedListStore,
     StoreFactory,
+    decode_on_demand_source,
 )
 from informers.cache.reflector import BackoffManager, Reflector, ReflectorConfig, WatchErrorHandler
 from informers.cache.registration import (
@@ -212,6 +213,8 @@ class SharedIndexInformer:
         if isinstance(self._indexer, PreparedListStore):
             self._replace_prepared = self._indexer.replace_prepared
             self._list_buffers = self._indexer.new_list_buffer
+        # A store keeping raw bytes gets raw objects (informers.cache.compact.raw).
+        self._lw = decode_on_demand_source(lister_watcher, self._indexer)
         self._default_resync = resync_period
         config = reflector_config or ReflectorConfig(description=self.name)
         if config.paginate_lists is None and self._list_buffers is not None:

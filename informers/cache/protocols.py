@@ -25,7 +25,12 @@ per event):
 * :class:`ListBufferSource`: the reflector's store hands out list buffers
   (:mod:`informers.cache.listbuffer`), so lists are collected in the cache's form;
 * :class:`PreparedListStore`: the cache collects lists in its own form and
-  adopts them as they are (the informer then has its lists collected so).
+  adopts them as they are (the informer then has its lists collected so);
+* :class:`DecodeOnDemandStore`: the cache keeps objects as their bytes
+  (:class:`~informers.cache.compact.raw.RawStore`); the informer then lists
+  and watches through a :class:`DecodeOnDemandSource`'s
+  ``decoding_on_demand()`` view, when its lister-watcher offers one
+  (:func:`decode_on_demand_source`).
 
 An :func:`isinstance` check of a runtime-checkable protocol tells that the
 members exist, not that their signatures match: the types do that (mypy).
@@ -42,6 +47,8 @@ from informers.errors import IndexFunctionError
 from informers.wire.objects import Indexers, IndexFunc, KeyFunc
 
 __all__ = [
+    "DecodeOnDemandSource",
+    "DecodeOnDemandStore",
     "IndexedStore",
     "InformerStore",
     "KeyFuncStore",
@@ -51,6 +58,7 @@ __all__ = [
     "ReflectorStore",
     "Store",
     "StoreFactory",
+    "decode_on_demand_source",
 ]
 
 
@@ -242,3 +250,34 @@ class PreparedListStore(Protocol):
         finished by one of this store's buffers) as
         the whole content, atomically; returns ``previous(key)``, what was
         stored under ``key`` before (decoded on first use) or ``None``."""
+
+
+@runtime_checkable
+class DecodeOnDemandStore(Protocol):
+    """A cache that keeps objects as their JSON bytes and takes
+    :class:`~informers.wire.raw.RawObject` writes as they are
+    (:class:`~informers.cache.compact.raw.RawStore`)."""
+
+    def raw_by_key(self, key: str) -> bytes | None:
+        """The JSON bytes stored under ``key``, or ``None``."""
+
+
+@runtime_checkable
+class DecodeOnDemandSource(Protocol):
+    """A lister-watcher that can list and watch without decoding objects
+    (:meth:`HTTPListerWatcher.decoding_on_demand
+    <informers.rest.listwatch.HTTPListerWatcher.decoding_on_demand>`)."""
+
+    def decoding_on_demand(self) -> Any:
+        """A lister-watcher whose objects are
+        :class:`~informers.wire.raw.RawObject` (read as mappings)."""
+
+
+def decode_on_demand_source(lister_watcher: Any, store: Any) -> Any:
+    """``lister_watcher.decoding_on_demand()`` when ``store`` is a
+    :class:`DecodeOnDemandStore` and ``lister_watcher`` a
+    :class:`DecodeOnDemandSource`; otherwise ``lister_watcher`` itself.
+    Called once, when an informer is built."""
+    if isinstance(store, DecodeOnDemandStore) and isinstance(lister_watcher, DecodeOnDemandSource):
+        return lister_watcher.decoding_on_demand()
+    return lister_watcher

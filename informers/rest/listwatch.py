@@ -36,6 +36,7 @@ This module also exports, from the modules that define and document them,
 from __future__ import annotations
 
 import copy
+import importlib
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -174,9 +175,15 @@ class _HTTPWatchStream:
     The response (and its pooled connection) is released exactly once: when
     iteration ends, or by :meth:`stop` when iteration never started."""
 
-    def __init__(self, response: StreamingResponse, description: str) -> None:
+    def __init__(
+        self,
+        response: StreamingResponse,
+        description: str,
+        loads: Callable[[bytes], Any] = _json.loads,
+    ) -> None:
         self._response = response
         self._description = description
+        self._loads = loads  # _json.loads, or informers.wire.raw's (decode on demand)
         self._lock = threading.Lock()
         # Guarded by _lock:
         self._stopped = False
@@ -240,7 +247,7 @@ class _HTTPWatchStream:
 
     def _decode(self, line: bytes) -> dict[str, Any]:
         try:
-            event = _json.loads(line)
+            event = self._loads(line)
         except ValueError as exc:
             size = len(line.rstrip(b"\r\n"))
             what = f"watch line of {size} bytes is not JSON ({type(exc).__name__})"
@@ -329,6 +336,9 @@ class HTTPListerWatcher:
         self._tweak = tweak_list_options
         self._path = resource.collection_path(namespace)
         self._aborter: RequestAborter | None = None
+        # Decode on demand: see decoding_on_demand() (_raw: informers.wire.raw).
+        self._raw_objects = False
+        self._raw: Any = None
 
     @property
     def transport(self) -> Transport:
@@ -349,6 +359,19 @@ class HTTPListerWatcher:
         """
         view = copy.copy(self)
         view._aborter = aborter
+        return view
+
+    def decoding_on_demand(self) -> HTTPListerWatcher:
+        """A copy of this lister-watcher whose lists and watch events carry
+        :class:`~informers.wire.raw.RawObject` objects, never decoded beyond
+        their metadata (:mod:`informers.wire.raw`; needs msgspec, the ``fast``
+        extra): what an informer whose store keeps raw objects
+        (:class:`~informers.cache.compact.raw.RawStore`) lists and watches
+        through. A request with a shard selector is decoded in full (the
+        client-side shard filter reads decoded objects)."""
+        view = copy.copy(self)
+        view._raw_objects = True
+        view._raw = importlib.import_module("informers.wire.raw")  # optional: msgspec
         return view
 
     def __repr__(self) -> str:
@@ -378,25 +401,18 @@ class HTTPListerWatcher:
             if options.timeout_seconds
             else self._list_timeout
         )
-        if self.metadata_only:
-            data = self._transport.request(
-                "GET",
-                self._path,
-                query=options.query(),
-                read_timeout=timeout,
-                aborter=self._aborter,
-                headers={"Accept": PARTIAL_LIST_ACCEPT},
-            ).data
-        else:
-            data = self._transport.request(
-                "GET",
-                self._path,
-                query=options.query(),
-                read_timeout=timeout,
-                aborter=self._aborter,
-            ).data
+        headers = {"Accept": PARTIAL_LIST_ACCEPT} if self.metadata_only else None
+        data = self._transport.request(
+            "GET",
+            self._path,
+            query=options.query(),
+            read_timeout=timeout,
+            aborter=self._aborter,
+            headers=headers,
+        ).data
+        raw = self._raw_objects and not options.shard_selector
         try:
-            parsed = _json.loads(data)
+            parsed = self._raw.loads_list(data) if raw else _json.loads(data)
         except ValueError as exc:
             raise WatchDecodeError(f"{self.resource}: list response is not JSON ({exc})") from None
         if not isinstance(parsed, dict):
@@ -421,24 +437,19 @@ class HTTPListerWatcher:
         timeout = (options.timeout_seconds or 0) + self._margin
         if not options.timeout_seconds:
             timeout = DEFAULT_READ_TIMEOUT
-        if self.metadata_only:
-            response = self._transport.stream(
-                "GET",
-                self._path,
-                query=options.query(watch=True),
-                read_timeout=timeout,
-                aborter=self._aborter,
-                headers={"Accept": PARTIAL_OBJECT_ACCEPT},
-            )
+        response = self._transport.stream(
+            "GET",
+            self._path,
+            query=options.query(watch=True),
+            read_timeout=timeout,
+            aborter=self._aborter,
+            headers={"Accept": PARTIAL_OBJECT_ACCEPT} if self.metadata_only else None,
+        )
+        stream: WatchStream
+        if self._raw_objects and not options.shard_selector:
+            stream = _HTTPWatchStream(response, str(self.resource), self._raw.loads_watch_event)
         else:
-            response = self._transport.stream(
-                "GET",
-                self._path,
-                query=options.query(watch=True),
-                read_timeout=timeout,
-                aborter=self._aborter,
-            )
-        stream: WatchStream = _HTTPWatchStream(response, str(self.resource))
+            stream = _HTTPWatchStream(response, str(self.resource))
         if self.metadata_only:
             stream = _MetadataOnlyStream(stream)
         if options.shard_selector:

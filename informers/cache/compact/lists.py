@@ -65,7 +65,7 @@ class EncodedList(PreparedList):
         self.names = names
         #: Index function failures met while buffering (reported on adoption).
         self.errors = errors
-        self._decode = store.codec.decode
+        self._decode = store._notify
 
     @property
     def keys(self) -> tuple[str, ...]:

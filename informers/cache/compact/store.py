@@ -192,6 +192,11 @@ class CompactStore:
         <informers.cache.store.Indexer.key_of>` does. Takes no lock."""
         return checked_key(self._key_func, obj)
 
+    def _notify(self, blob: bytes) -> Any:
+        """A stored object as notifications (relists, resyncs) carry it,
+        made on first use: decoded (RawStore hands over raw objects)."""
+        return self._decode(blob)
+
     def _encode_one(self, key: str, obj: Any) -> bytes:
         try:
             return self._encode(obj)
@@ -366,7 +371,7 @@ class CompactStore:
             len(new_blobs),
             resource_version,
         )
-        decode = self._decode
+        decode = self._notify
 
         def previous(key: str) -> Deferred | None:
             hot = old_hot.get(key, _MISSING)
@@ -573,7 +578,7 @@ class CompactStore:
         with self._lock:
             hot = self._hot
             snapshot = [(hot.get(key, _MISSING), blob) for key, blob in self._blobs.items()]
-        decode = self._decode
+        decode = self._notify
         return [
             Deferred(decode, blob) if obj is _MISSING else Deferred.ready(obj)
             for obj, blob in snapshot

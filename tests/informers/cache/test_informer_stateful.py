@@ -1,7 +1,8 @@
 """A hypothesis state machine: the informer against a dict model of the server,
 over FakeListerWatcher, with relists (410), dropped watches and bookmarks;
-with the default store and with the compact store (whose relists go through
-its list buffers, informers.cache.listbuffer)."""
+with the default store, with the compact store (whose relists go through
+its list buffers, informers.cache.listbuffer) and with the decode-on-demand
+store fed raw objects (informers.cache.compact.raw)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from informers.cache.compact import CompactStore
+from informers.cache.compact.raw import RawStore
 from informers.cache.informer import SharedIndexInformer
 from informers.cache.protocols import StoreFactory
 from informers.cache.reflector import BackoffManager, ReflectorConfig
+from informers.rest.listwatch import ListOptions
 from informers.testing.fake import FakeListerWatcher, FakeWatch
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
+from informers.wire.raw import RawObject
 
 NAMES = st.sampled_from(["a", "b", "c"])
 NAMESPACES = st.sampled_from(["x", "y"])
@@ -49,12 +53,14 @@ class Replay:
 class InformerMachine(RuleBasedStateMachine):
     #: The informer's cache (None: the default store).
     store: StoreFactory | None = None
+    #: The fake server's lister-watcher.
+    lw_class: type[FakeListerWatcher] = FakeListerWatcher
 
     def __init__(self) -> None:
         super().__init__()
         self.rv = 10
         self.server: dict[str, dict[str, Any]] = {}
-        self.lw = FakeListerWatcher()
+        self.lw = self.lw_class()
         self.lw.set_objects([], str(self.rv))
         self.informer = SharedIndexInformer(
             self.lw,
@@ -149,3 +155,36 @@ class CompactInformerMachine(InformerMachine):
 
 CompactInformerMachine.TestCase.settings = settings(stateful_step_count=12, deadline=None)
 TestCompactInformerMachine = CompactInformerMachine.TestCase
+
+
+class _RawWatch(FakeWatch):
+    """Sends each object as its JSON bytes (a RawObject), as a lister-watcher
+    decoding on demand does."""
+
+    def send(self, event: Any) -> None:
+        obj = event.get("object")
+        if event.get("type") != "ERROR" and isinstance(obj, dict):
+            event = {**event, "object": RawObject.from_object(obj)}
+        super().send(event)
+
+
+class _RawListerWatcher(FakeListerWatcher):
+    def list(self, options: ListOptions) -> dict[str, Any]:
+        result = super().list(options)
+        result["items"] = [RawObject.from_object(obj) for obj in result["items"]]
+        return result
+
+    def watch(self, options: ListOptions) -> FakeWatch:
+        self.script_watch(_RawWatch(options))
+        return super().watch(options)
+
+
+class RawInformerMachine(InformerMachine):
+    """The decode-on-demand store, fed raw objects (lists and watch events)."""
+
+    store = RawStore
+    lw_class = _RawListerWatcher
+
+
+RawInformerMachine.TestCase.settings = settings(stateful_step_count=12, deadline=None)
+TestRawInformerMachine = RawInformerMachine.TestCase

@@ -1,0 +1,228 @@
+# Every closure in a loop here is called within its iteration (a measurement):
+"""The decode-on-demand store (:class:`informers.cache.compact.raw.RawStore`)
+against parse-and-keep and lightkube's decoder, store-level, in one run.
+
+    python -m benchmarks.bench_raw_store                 # 20k pods
+    python -m benchmarks.bench_raw_store --n 50000 --events 20000
+    python -m benchmarks.bench_raw_store --json out.json
+
+Each contender runs in a fresh subprocess over the same list body (``--n``
+realistic pods from :func:`benchmarks.bench_compact.realistic_pod`, with
+``managedFields``, as a server sends them), held in memory as bytes, GC on:
+
+* ``parse``: parse-and-keep -- the exact parser this project ships
+  (:func:`informers.wire._json.loads`, orjson when installed) and
+  ``Indexer.replace`` with a namespace index (the dict store's sync floor);
+* ``raw``: :func:`informers.wire.raw.split_list` and ``RawStore.replace``
+  with the same index (runs on the metadata record, no decode);
+* ``lightkube``: ``lightkube.core.decoders.decode_list(body, Pod)`` (typed
+  msgspec structs) kept in a dict by key.
+
+Reported per contender: sync seconds (parse + store), RSS growth per object
+once the body is freed, and for the stores: cold ``get_by_key`` (a key never
+read, so one decode) and the rate of watch events (``--events`` ADDED lines)
+parsed, written with ``upsert`` and handed to a handler that takes only the
+key (what the runtime's sources need). Ratios are to ``parse`` in the same
+run. Not measured here: the informer path end to end and p99 event latency
+(the raw path is not wired into the informer yet).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from benchmarks.bench_compact import _dumps, _rss, realistic_pod
+from informers.cache.transforms import strip_managed_fields
+
+__all__ = ["main"]
+
+CONTENDERS = ("parse", "raw", "lightkube")
+
+
+def _body(n: int, managed_fields: bool = True) -> bytes:
+    pods = (realistic_pod(i) for i in range(n))
+    if not managed_fields:
+        pods = (strip_managed_fields(pod) for pod in pods)
+    items = b",".join(_dumps(pod) for pod in pods)
+    return (
+        b'{"apiVersion":"v1","kind":"PodList","metadata":{"resourceVersion":"1"},"items":['
+        + items
+        + b"]}"
+    )
+
+
+def _events(n: int, start: int) -> list[bytes]:
+    return [
+        b'{"type":"ADDED","object":' + _dumps(realistic_pod(start + i)) + b"}" for i in range(n)
+    ]
+
+
+def child(contender: str, body_file: str, n: int, events: int) -> dict[str, Any]:
+    """One contender in this (fresh) process; returns its figures."""
+    from informers.cache.compact.raw import RawStore
+    from informers.cache.store import Indexer
+    from informers.wire import _json
+    from informers.wire.objects import NAMESPACE_INDEX, meta_namespace_key, namespace_index
+    from informers.wire.raw import split_list, split_watch_event
+
+    indexers = {NAMESPACE_INDEX: namespace_index}
+    lines = _events(events, n) if contender != "lightkube" else []
+    gc.collect()
+    base = _rss()  # before the body: one allocation, returned to the OS when freed
+    with open(body_file, "rb") as f:
+        body = f.read()
+    store: Any
+    start = time.perf_counter()
+    if contender == "parse":
+        store = Indexer(indexers=indexers)
+        store.replace(_json.loads(body)["items"], "1")
+    elif contender == "raw":
+        store = RawStore(indexers=indexers)
+        store.replace(split_list(body)[1], "1")
+    else:
+        from lightkube.core.decoders import decode_list
+        from lightkube.resources.core_v1 import Pod
+
+        _, _, pods = decode_list(body, Pod)
+        store = {(p.metadata.namespace, p.metadata.name): p for p in pods}
+    sync = time.perf_counter() - start
+    body_len = len(body)
+    del body
+    gc.collect()
+    out: dict[str, Any] = {
+        "contender": contender,
+        "n": n,
+        "sync_s": sync,
+        "rss_per_object": (_rss() - base) / n,
+        "json_bytes_per_object": body_len / n,
+    }
+    if contender == "lightkube":
+        return out
+    keys = [meta_namespace_key(realistic_pod(i)) for i in range(0, n, max(1, n // 2000))]
+    start = time.perf_counter()
+    for key in keys:
+        store.get_by_key(key)
+    out["cold_get_us"] = (time.perf_counter() - start) / len(keys) * 1e6
+    if contender == "raw":
+        # One decode and no hot set to grow (so no collector work for it).
+        cold = RawStore(indexers=indexers, hot_objects=0)
+        cold.replace(split_list(store_body(body_file))[1], "1")
+        start = time.perf_counter()
+        for key in keys:
+            cold.get_by_key(key)
+        out["cold_get_nohot_us"] = (time.perf_counter() - start) / len(keys) * 1e6
+        del cold
+    seen: list[str] = []
+    handler = seen.append
+    start = time.perf_counter()
+    if contender == "parse":
+        loads = _json.loads
+        for line in lines:
+            obj = loads(line)["object"]
+            key = meta_namespace_key(obj)
+            store.upsert(key, obj)
+            handler(key)
+    else:
+        for line in lines:
+            _, raw = split_watch_event(line)
+            key = store.key_of(raw)
+            store.upsert(key, raw)
+            handler(key)
+    out["events_per_s"] = events / (time.perf_counter() - start)
+    return out
+
+
+def store_body(body_file: str) -> bytes:
+    with open(body_file, "rb") as f:
+        return f.read()
+
+
+def _run_child(contender: str, body_file: str, n: int, events: int) -> dict[str, Any]:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.bench_raw_store",
+            "--child",
+            contender,
+            "--body",
+            body_file,
+            "--n",
+            str(n),
+            "--events",
+            str(events),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    if proc.returncode:
+        return {"contender": contender, "error": proc.stderr.strip().splitlines()[-1:]}
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=20_000, help="pods in the list")
+    parser.add_argument("--events", type=int, default=10_000, help="watch lines")
+    parser.add_argument("--only", default=",".join(CONTENDERS))
+    parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument(
+        "--no-managed-fields",
+        action="store_true",
+        help="pods without managedFields (as a server omitting them would send)",
+    )
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--body", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child, args.body, args.n, args.events)))
+        return {}
+    with tempfile.TemporaryDirectory() as tmp:
+        body_file = os.path.join(tmp, "podlist.json")
+        with open(body_file, "wb") as f:
+            f.write(_body(args.n, managed_fields=not args.no_managed_fields))
+        rows = {
+            name: _run_child(name, body_file, args.n, args.events) for name in args.only.split(",")
+        }
+    ref = rows.get("parse", {})
+    what = "without" if args.no_managed_fields else "with"
+    print(f"{args.n} realistic pods ({what} managedFields), {args.events} watch events")
+    head = f"{'':10} {'sync s':>8} {'x parse':>8} {'RSS B/obj':>10} {'cold get us':>12}"
+    print(head + f" {'events/s':>10} {'x parse':>8} {'x lightkube (sync)':>18}")
+    lightkube = rows.get("lightkube", {})
+    for name, row in rows.items():
+        if "error" in row:
+            print(f"{name:10} failed: {row['error']}")
+            continue
+        sync_ratio = row["sync_s"] / ref["sync_s"] if "sync_s" in ref else float("nan")
+        ev = row.get("events_per_s")
+        ev_ratio = ev / ref["events_per_s"] if ev and "events_per_s" in ref else float("nan")
+        cold = row.get("cold_get_us", float("nan"))
+        print(
+            f"{name:10} {row['sync_s']:8.3f} {sync_ratio:8.2f} {row['rss_per_object']:10.0f}"
+            f" {cold:12.1f} {ev or float('nan'):10.0f} {ev_ratio:8.2f}"
+            f" {lightkube.get('sync_s', float('nan')) / row['sync_s']:18.2f}"
+        )
+    if "json_bytes_per_object" in rows.get("raw", {}):
+        print(f"JSON bytes per pod in the body: {rows['raw']['json_bytes_per_object']:.0f}")
+    if "cold_get_nohot_us" in rows.get("raw", {}):
+        print(f"raw cold get_by_key with hot_objects=0: {rows['raw']['cold_get_nohot_us']:.1f} us")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,324 @@
+"""Objects kept as their JSON bytes, with only their metadata decoded (in C,
+by :mod:`msgspec`): what the decode-on-demand store
+(:mod:`informers.cache.compact.raw`) is written with.
+
+* :class:`RawObject`: an object as it came off the wire -- its JSON bytes
+  (``data``) read as a read-only mapping equal to their exact decode.
+  ``obj["metadata"]`` answers the :class:`RawMeta` fields (name, namespace,
+  resourceVersion, uid, labels, annotations, ownerReferences, generation,
+  deletionTimestamp, finalizers) from a record msgspec decodes without
+  building the rest, so the key and metadata helpers of
+  :mod:`informers.wire.objects` (:func:`~informers.meta_namespace_key`,
+  :func:`~informers.get_labels`, :func:`~informers.namespace_index`, ...) and
+  the runtime's owner mapping read it without a decode; any other read
+  decodes the whole object once.
+* :func:`split_list`: a list response body split into its envelope (decoded)
+  and its items (each a :class:`RawObject`), the items never decoded.
+* :func:`split_watch_event`: a watch line split into its type and its object
+  (a :class:`RawObject`).
+
+Exactness: every answer is the exact parser's (:mod:`informers.wire._json`).
+The record's values are decoded by msgspec as generic JSON (equal to what the
+exact parser gives: integers beyond 64 bits exactly, duplicate keys the last
+winning); anything msgspec refuses (NaN and infinities, lone surrogates,
+nesting deeper than it follows, metadata that is not an object) is decoded by
+the exact parser instead, and bytes that are not UTF-8 are refused with
+:class:`ValueError` (msgspec does not check the strings it skips, so a
+non-ASCII input is checked first). Cost: one pass of msgspec over an object's
+bytes to read its metadata (about a tenth of a full parse), plus a UTF-8
+check of non-ASCII input.
+
+Thread-safety: a :class:`RawObject` is immutable after construction (its
+full decode is cached on first use; a race decodes twice, harmlessly); the
+functions are pure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import msgspec
+
+from informers.wire import _json
+
+__all__ = [
+    "RawMeta",
+    "RawObject",
+    "loads_list",
+    "loads_watch_event",
+    "split_list",
+    "split_watch_event",
+]
+
+
+class RawMeta(msgspec.Struct, rename="camel", frozen=True):
+    """The metadata fields a :class:`RawObject` decodes without the rest:
+    each as the exact parser decodes it (any JSON value), ``UNSET`` when
+    absent. Read through :attr:`RawObject.metadata`, a mapping with the JSON
+    names."""
+
+    name: Any = msgspec.UNSET
+    namespace: Any = msgspec.UNSET
+    resource_version: Any = msgspec.UNSET
+    uid: Any = msgspec.UNSET
+    labels: Any = msgspec.UNSET
+    annotations: Any = msgspec.UNSET
+    owner_references: Any = msgspec.UNSET
+    # What controllers' predicates and finalizer helpers read:
+    generation: Any = msgspec.UNSET
+    deletion_timestamp: Any = msgspec.UNSET
+    finalizers: Any = msgspec.UNSET
+
+
+#: JSON name -> RawMeta attribute.
+_META_FIELDS = {
+    "name": "name",
+    "namespace": "namespace",
+    "resourceVersion": "resource_version",
+    "uid": "uid",
+    "labels": "labels",
+    "annotations": "annotations",
+    "ownerReferences": "owner_references",
+    "generation": "generation",
+    "deletionTimestamp": "deletion_timestamp",
+    "finalizers": "finalizers",
+}
+
+
+class _Envelope(msgspec.Struct):
+    metadata: RawMeta | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class _ListEnvelope(msgspec.Struct, rename="camel"):
+    # A list's other members, decoded (UNSET: absent).
+    api_version: Any = msgspec.UNSET
+    kind: Any = msgspec.UNSET
+    metadata: Any = msgspec.UNSET
+    items: list[msgspec.Raw] | None = None
+
+
+class _EventEnvelope(msgspec.Struct):
+    type: str
+    object: msgspec.Raw
+
+
+_decode_envelope = msgspec.json.Decoder(_Envelope).decode
+_decode_list = msgspec.json.Decoder(_ListEnvelope).decode
+_decode_event = msgspec.json.Decoder(_EventEnvelope).decode
+#: What msgspec raises for input it will not read (the exact parser decides).
+_REFUSED = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+
+_NOT_DECODED: Any = object()
+
+
+def _check_utf8(data: bytes) -> None:
+    if not data.isascii():
+        data.decode("utf-8")  # UnicodeDecodeError is a ValueError
+
+
+class _MetadataView(Mapping[str, Any]):
+    """``metadata`` of a :class:`RawObject`: the :class:`RawMeta` fields
+    without a decode, any other key (and iteration, ``len``) from the
+    object's full decode. Read-only."""
+
+    __slots__ = ("_meta", "_owner")
+
+    def __init__(self, meta: RawMeta, owner: RawObject) -> None:
+        self._meta = meta
+        self._owner = owner
+
+    def __getitem__(self, key: str) -> Any:
+        attr = _META_FIELDS.get(key)
+        if attr is not None:
+            value = getattr(self._meta, attr)
+            if value is msgspec.UNSET:
+                raise KeyError(key)
+            return value
+        return self._full()[key]
+
+    def _full(self) -> Mapping[str, Any]:
+        full: Mapping[str, Any] = self._owner.decoded()["metadata"]
+        return full
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._full())
+
+    def __len__(self) -> int:
+        return len(self._full())
+
+    def __repr__(self) -> str:
+        return f"<metadata of {self._owner!r}>"
+
+
+class RawObject(Mapping[str, Any]):
+    """An object kept as its JSON bytes (``data``), read as a read-only
+    mapping equal to the exact parser's decode of them: ``obj["metadata"]``
+    (also :attr:`metadata`) answers its :class:`RawMeta` fields without a
+    decode; any other key, iteration, ``len`` and comparison decode the
+    whole object (once: :meth:`decoded`).
+
+    Raises :class:`ValueError` for bytes the exact parser refuses (invalid
+    JSON that msgspec skips over, outside metadata, is refused when the
+    object is first decoded). With ``lazy=True`` (what :func:`split_list` and
+    :func:`split_watch_event` make, whose input was checked whole) the
+    metadata record is read on first use instead of at once. Not a
+    :class:`dict`: code testing ``type(obj) is dict`` takes its general path.
+    """
+
+    __slots__ = ("_decoded", "_meta", "data")
+
+    data: bytes
+
+    def __init__(self, data: bytes, *, checked: bool = False, lazy: bool = False) -> None:
+        # checked: the caller has verified that data is UTF-8.
+        if not checked:
+            _check_utf8(data)
+        self.data = data
+        self._decoded = _NOT_DECODED
+        self._meta = _NOT_DECODED
+        if not lazy:
+            self._read_metadata()
+
+    def _read_metadata(self) -> Any:
+        try:
+            envelope = _decode_envelope(self.data)
+        except _REFUSED:
+            obj = self.decoded()  # ValueError for what the exact parser refuses
+            meta = obj.get("metadata", msgspec.UNSET) if type(obj) is dict else msgspec.UNSET
+        else:
+            meta = envelope.metadata
+            if type(meta) is RawMeta:
+                meta = _MetadataView(meta, self)
+        self._meta = meta
+        return meta
+
+    @property
+    def metadata(self) -> Any:
+        """``obj["metadata"]`` (``None`` when absent): a mapping answering the
+        :class:`RawMeta` fields without a decode."""
+        meta = self._meta
+        if meta is _NOT_DECODED:
+            meta = self._read_metadata()
+        return None if meta is msgspec.UNSET else meta
+
+    def forget(self) -> None:
+        """Drop what was decoded and kept (the metadata record, the full
+        decode): both are decoded again when next used. What a store that
+        keeps only the bytes calls after ingest, so the decoded forms of a
+        list's objects never all live at once."""
+        self._meta = _NOT_DECODED
+        self._decoded = _NOT_DECODED
+
+    @classmethod
+    def from_object(cls, obj: Any) -> RawObject:
+        """The :class:`RawObject` of a decoded JSON document (encoded compactly
+        with :mod:`json`; mostly for tests and fixtures)."""
+        return cls(json.dumps(obj, separators=(",", ":")).encode())
+
+    def decoded(self) -> Any:
+        """The whole object, decoded by the exact parser (once; the result is
+        shared by every reader: do not mutate it)."""
+        obj = self._decoded
+        if obj is _NOT_DECODED:
+            obj = self._decoded = _json.loads(self.data)
+        return obj
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "metadata":
+            meta = self._meta
+            if meta is _NOT_DECODED:
+                meta = self._read_metadata()
+            if meta is msgspec.UNSET:
+                raise KeyError(key)
+            return meta
+        obj = self.decoded()
+        if type(obj) is not dict:
+            raise KeyError(key)
+        return obj[key]
+
+    def __iter__(self) -> Iterator[str]:
+        obj = self.decoded()
+        return iter(obj if type(obj) is dict else ())
+
+    def __len__(self) -> int:
+        obj = self.decoded()
+        return len(obj) if type(obj) is dict else 0
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is RawObject:
+            return self.data == other.data or self.decoded() == other.decoded()
+        return bool(self.decoded() == other)
+
+    __hash__ = None  # type: ignore[assignment]  # a mapping
+
+    def __repr__(self) -> str:
+        meta = self.metadata
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        return f"<RawObject {name!r}: {len(self.data)} bytes>"
+
+
+def split_list(data: bytes) -> tuple[dict[str, Any], list[Any]]:
+    """A list response body split into its envelope (the decoded body with
+    ``items`` set to ``[]``; ``null`` items count as none) and its items, each
+    a :class:`RawObject` -- or, when msgspec refuses the body, each as the
+    exact parser decoded it (a dict). Raises :class:`ValueError` for a body
+    the exact parser refuses, and for one that is not an object whose
+    ``items`` is a list."""
+    _check_utf8(data)
+    try:
+        body = _decode_list(data)
+    except _REFUSED:
+        parsed = _json.loads(data)
+        if not isinstance(parsed, dict):
+            raise ValueError("a list response is a JSON object") from None
+        found = parsed.get("items")
+        if found is not None and not isinstance(found, list):
+            raise ValueError("a list response's items are a JSON array") from None
+        parsed["items"] = []
+        return parsed, found or []
+    envelope: dict[str, Any] = {}
+    if body.api_version is not msgspec.UNSET:  # decoded as the exact parser does
+        envelope["apiVersion"] = body.api_version
+    if body.kind is not msgspec.UNSET:
+        envelope["kind"] = body.kind
+    if body.metadata is not msgspec.UNSET:
+        envelope["metadata"] = body.metadata
+    envelope["items"] = []
+    return envelope, [RawObject(bytes(item), checked=True, lazy=True) for item in body.items or ()]
+
+
+def split_watch_event(line: bytes) -> tuple[str, Any]:
+    """A watch line split into its ``type`` and its ``object`` (a
+    :class:`RawObject`, or the exact parser's decode of a line msgspec
+    refuses). Raises :class:`ValueError` for a line the exact parser refuses
+    or that is not an object with a string ``type`` and an ``object``."""
+    _check_utf8(line)
+    try:
+        event = _decode_event(line)
+    except _REFUSED:
+        parsed = _json.loads(line)
+        if not isinstance(parsed, dict) or not isinstance(parsed.get("type"), str):
+            raise ValueError("a watch event is a JSON object with a string type") from None
+        if "object" not in parsed:
+            raise ValueError("a watch event has an object") from None
+        return parsed["type"], parsed["object"]
+    return event.type, RawObject(bytes(event.object), checked=True, lazy=True)
+
+
+def loads_list(data: bytes) -> dict[str, Any]:
+    """A list response body as a dict whose ``items`` are :class:`RawObject`
+    (see :func:`split_list`): what a lister-watcher decoding on demand
+    returns from ``list``."""
+    envelope, items = split_list(data)
+    envelope["items"] = items
+    return envelope
+
+
+def loads_watch_event(line: bytes) -> dict[str, Any]:
+    """A watch line as ``{"type": ..., "object": RawObject}`` (see
+    :func:`split_watch_event`): what a lister-watcher decoding on demand
+    yields from a watch."""
+    etype, obj = split_watch_event(line)
+    return {"type": etype, "object": obj}
