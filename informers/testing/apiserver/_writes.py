@@ -63,7 +63,7 @@ class ObjectWrites:
         self._target = target
         self._history = history
         self._watches = watches
-        self._cluster_ips = _validation.ServiceIPs()
+        self._services = _validation.ServiceAllocators()
         #: Validate and convert built-in kinds (see :mod:`._validation`).
         self.validation = True
 
@@ -130,14 +130,15 @@ class ObjectWrites:
         if self.validation and kind.builtin:
             new = _validation.convert(resource, new)
         problems: list[tuple[str, str, str]] = []
-        if kind.builtin and resource == SERVICES:
-            self._cluster_ips.assign(new, dry_run, problems)
+        allocated = self._services.on_create(new, problems) if self._is_service(kind) else None
         if self.validation or problems:
             _validation.validate_create(resource, kind.builtin, new, problems)
         record_update(None, new, manager=manager, target=self._target(resource))
         if dry_run:  # validated and built, not stored
             del new["metadata"]["resourceVersion"]
             return Stored(new, key, history.rv, kind.builtin)
+        if allocated is not None:
+            allocated()
         history.rv = rv
         if resource == CUSTOMRESOURCEDEFINITIONS:
             self._register_crd(new)
@@ -145,6 +146,10 @@ class ObjectWrites:
         kind.put(stored)
         self._publish(kind, Event(rv, ADDED, stored, None))
         return stored
+
+    @staticmethod
+    def _is_service(kind: KindLog) -> bool:
+        return kind.builtin and kind.resource == SERVICES
 
     def _crd_of(self, resource: Resource) -> dict[str, Any] | None:
         """The stored CustomResourceDefinition of ``resource``, if any."""
@@ -213,11 +218,15 @@ class ObjectWrites:
             subresource=subresource,
             keep_status=keep_status,
         )
-        if self.validation:
-            if kind.builtin:
+        problems: list[tuple[str, str, str]] = []
+        allocated = None
+        if self._is_service(kind) and subresource != "status":
+            allocated = self._services.on_update(new, old.obj, problems)
+        if self.validation or problems:
+            if kind.builtin and self.validation:
                 new = _validation.convert(resource, new)
             _validation.validate_update(
-                resource, kind.builtin, new, old.obj, subresource=subresource
+                resource, kind.builtin, new, old.obj, subresource=subresource, extra=problems
             )
         if not kind.builtin:
             new = crd_admit(self._crd_of(resource), resource, new)
@@ -233,6 +242,8 @@ class ObjectWrites:
             return old
         if dry_run:
             return Stored(new, key, old.rv, kind.builtin)
+        if allocated is not None:
+            allocated()
         history.rv += 1
         rv = history.rv
         new["metadata"]["resourceVersion"] = str(rv)
@@ -337,7 +348,7 @@ class ObjectWrites:
 
     def _after_delete(self, resource: Resource, obj: dict[str, Any]) -> None:
         if resource == SERVICES:
-            self._cluster_ips.release(obj)
+            self._services.release(obj)
         if resource == CUSTOMRESOURCEDEFINITIONS:
             # Its custom resources go first (finalizers or not), each with a
             # DELETED event its watchers still receive; then the endpoints.

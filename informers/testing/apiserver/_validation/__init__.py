@@ -13,7 +13,8 @@ store (defaults applied):
   Role, ClusterRole, RoleBinding, ClusterRoleBinding); on update also the
   immutable fields;
 - :mod:`.lifecycle` -- namespace lifecycle (403), body kind (400), the
-  status a create drops, cluster IP allocation.
+  status a create drops;
+- :mod:`.allocators` -- the cluster IPs and node ports of Services.
 
 Validation can be switched off per storage (``Storage.validation``), for
 benchmarks that compare against the cost without it. Pure functions;
@@ -26,10 +27,10 @@ from collections.abc import Callable
 from typing import Any
 
 from informers.testing.apiserver._validation import core, pods, rbac, workloads
+from informers.testing.apiserver._validation.allocators import ServiceAllocators
 from informers.testing.apiserver._validation.convert import convert
-from informers.testing.apiserver._validation.errors import FieldErrors
+from informers.testing.apiserver._validation.errors import Cause, FieldErrors
 from informers.testing.apiserver._validation.lifecycle import (
-    ServiceIPs,
     check_body_kind,
     check_namespace_delete,
     check_namespace_open,
@@ -43,12 +44,13 @@ from informers.testing.apiserver._validation.meta import (
 from informers.wire.resources import Resource
 
 __all__ = [
-    "ServiceIPs",
+    "ServiceAllocators",
     "check_body_kind",
     "check_namespace_delete",
     "check_namespace_open",
     "convert",
     "drop_create_status",
+    "raise_extra",
     "validate_create",
     "validate_name",
     "validate_update",
@@ -116,12 +118,21 @@ def validate_create(
     resource: Resource,
     builtin: bool,
     obj: dict[str, Any],
-    extra: list[tuple[str, str, str]] | None = None,
+    extra: list[Cause] | None = None,
 ) -> None:
-    """422 Invalid when ``obj`` may not be created (``extra``: causes the
-    caller found, such as a taken cluster IP)."""
+    """422 Invalid when ``obj`` may not be created. ``extra``: causes the
+    caller's allocators found (a taken cluster IP or node port), reported
+    alone, as the real storage allocates before it validates."""
+    if extra:
+        raise_extra(resource, obj, extra)
     errs = errors_on_create(resource, builtin, obj)
-    for cause in extra or ():
+    errs.raise_invalid(resource.group, resource.kind, _name(obj))
+
+
+def raise_extra(resource: Resource, obj: dict[str, Any], extra: list[Cause]) -> None:
+    """422 Invalid with ``extra`` as the causes, if there is any."""
+    errs = FieldErrors()
+    for cause in extra:
         errs.add(*cause)
     errs.raise_invalid(resource.group, resource.kind, _name(obj))
 
@@ -133,10 +144,14 @@ def validate_update(
     old: dict[str, Any],
     *,
     subresource: str = "",
+    extra: list[Cause] | None = None,
 ) -> None:
     """422 Invalid when ``old`` may not become ``new``: the metadata rules
     (no new finalizers while deleting), and -- unless only the status was
-    written -- the kind's rules and immutable fields."""
+    written -- the kind's rules and immutable fields. ``extra``: as for
+    :func:`validate_create`."""
+    if extra:
+        raise_extra(resource, new, extra)
     errs = FieldErrors()
     validate_meta_update(errs, new.get("metadata") or {}, old.get("metadata") or {})
     if builtin and subresource != "status":

@@ -1,6 +1,6 @@
 """Validation of the core kinds besides Pod (k8s.io/kubernetes
-``pkg/apis/core/validation``): Service (type, ports, cluster IPs; the
-cluster IP may not change once set), ConfigMap and Secret (keys, the 1 MiB
+``pkg/apis/core/validation``): Service (type, ports, node ports, cluster
+IPs; the cluster IP may not change once set), ConfigMap and Secret (keys, the 1 MiB
 limit, typed Secrets' required keys, ``immutable``), and
 coordination.k8s.io Lease.
 
@@ -71,9 +71,27 @@ def _target_port(errs: FieldErrors, path: str, target: Any) -> None:
             errs.invalid(path, target, msg)
 
 
+def _node_ports(errs: FieldErrors, kind: Any, ports: list[Any]) -> None:
+    """No node ports on a ClusterIP Service, none twice for one protocol
+    (their range and uniqueness across Services are the allocator's)."""
+    seen: set[tuple[str, Any]] = set()
+    for i, port in enumerate(ports):
+        if not isinstance(port, dict) or not port.get("nodePort"):
+            continue
+        if kind == "ClusterIP":
+            errs.forbidden(
+                f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'"
+            )
+        key = (str(port.get("protocol", "TCP")), port["nodePort"])
+        if key in seen:
+            errs.duplicate(f"spec.ports[{i}].nodePort", port["nodePort"])
+        seen.add(key)
+
+
 def service(errs: FieldErrors, obj: dict[str, Any]) -> None:
     """``ValidateService``: ports (named when more than one, unique names,
-    in range, unique by port and protocol), type, session affinity,
+    in range, unique by port and protocol), node ports (not on ClusterIP
+    Services, unique by node port and protocol), type, session affinity,
     cluster IPs, external name."""
     spec = _spec(obj)
     kind = spec.get("type", "ClusterIP")
@@ -117,6 +135,7 @@ def service(errs: FieldErrors, obj: dict[str, Any]) -> None:
         _target_port(errs, f"{here}.targetPort", port.get("targetPort"))
     if kind not in _SERVICE_TYPES:
         errs.not_supported("spec.type", kind, _SERVICE_TYPES)
+    _node_ports(errs, kind, ports)
     seen: set[tuple[str, Any]] = set()
     for i, port in enumerate(ports):
         if not isinstance(port, dict):

@@ -1,25 +1,20 @@
 """Server rules outside the validators: the NamespaceLifecycle admission
 plugin (no creates in a Terminating namespace, the system namespaces cannot
 be deleted), a body whose kind or apiVersion is not the URL's, the status a
-create drops, and the Service cluster IP allocator.
+create drops (the Service allocators are in :mod:`.allocators`).
 
-Functions are pure and thread-safe; :class:`ServiceIPs` is not thread-safe
-(storage calls it under its lock).
+Pure functions; thread-safe.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
 from informers.testing.apiserver import _status
-from informers.testing.apiserver._validation.core import valid_ip
-from informers.testing.apiserver._validation.errors import go_strings
 from informers.wire.resources import Resource
 
 __all__ = [
     "IMMORTAL_NAMESPACES",
-    "ServiceIPs",
     "check_body_kind",
     "check_namespace_delete",
     "check_namespace_open",
@@ -28,7 +23,6 @@ __all__ = [
 
 #: Namespaces the NamespaceLifecycle plugin never lets go.
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
-_SERVICE_RANGE = ipaddress.ip_network("10.96.0.0/12")
 
 
 def _forbidden(resource: Resource, name: str, why: str) -> _status.StatusError:
@@ -109,89 +103,3 @@ def drop_create_status(obj: Any, *, status_subresource: bool, kind: str) -> Any:
     if "status" not in obj:
         return obj
     return {k: v for k, v in obj.items() if k != "status"}
-
-
-class ServiceIPs:
-    """Cluster IPs from 10.96.0.0/12, each held by at most one Service;
-    released when the Service is deleted. Not thread-safe."""
-
-    def __init__(self) -> None:
-        self._next = 10
-        self._used: dict[str, str] = {}  # ip -> namespace/name
-
-    def assign(
-        self, service: dict[str, Any], dry_run: bool, problems: list[tuple[str, str, str]]
-    ) -> None:
-        """Give ``service`` (changed in place) a free cluster IP unless it
-        asks for one (which must be free and in range: else a cause goes to
-        ``problems``) or is headless or an ExternalName Service."""
-        spec = service.get("spec")
-        if not isinstance(spec, dict) or spec.get("type") == "ExternalName":
-            return
-        asked = spec.get("clusterIP") or (spec.get("clusterIPs") or [None])[0]
-        if asked == "None":
-            return
-        if asked:
-            if not valid_ip(str(asked)):
-                return  # validation reports it
-            shown = go_strings([asked])
-            ip = ipaddress.ip_address(str(asked))
-            if ip not in _SERVICE_RANGE:
-                problems.append(
-                    (
-                        "spec.clusterIPs",
-                        "FieldValueInvalid",
-                        f"Invalid value: {shown}: failed to allocate IP {asked}: the provided "
-                        f"IP ({asked}) is not in the valid range. The range of valid IPs is "
-                        f"{_SERVICE_RANGE}",
-                    )
-                )
-                return
-            if str(asked) in self._used:
-                problems.append(
-                    (
-                        "spec.clusterIPs",
-                        "FieldValueInvalid",
-                        f"Invalid value: {shown}: failed to allocate IP {asked}: provided IP "
-                        "is already allocated",
-                    )
-                )
-                return
-            chosen = str(asked)
-        else:
-            chosen = self._free()
-        if not dry_run:
-            self._used[chosen] = self._owner(service)
-        service["spec"] = {
-            **spec,
-            "clusterIP": chosen,
-            "clusterIPs": spec.get("clusterIPs") or [chosen],
-        }
-
-    def _free(self) -> str:
-        base = int(_SERVICE_RANGE.network_address)
-        size = _SERVICE_RANGE.num_addresses
-        for _ in range(size):
-            n = self._next
-            self._next = self._next + 1 if self._next + 1 < size - 1 else 1
-            if n % 256 == 0:
-                continue
-            ip = str(ipaddress.ip_address(base + n))
-            if ip not in self._used:
-                return ip
-        raise _status.internal_error("range is full")
-
-    @staticmethod
-    def _owner(service: dict[str, Any]) -> str:
-        meta = service.get("metadata") or {}
-        return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-
-    def release(self, service: dict[str, Any]) -> None:
-        """Free the cluster IPs of a deleted Service."""
-        spec = service.get("spec")
-        if not isinstance(spec, dict):
-            return
-        owner = self._owner(service)
-        for ip in {spec.get("clusterIP"), *(spec.get("clusterIPs") or ())}:
-            if ip and self._used.get(str(ip)) == owner:
-                del self._used[str(ip)]
