@@ -12,11 +12,15 @@ from __future__ import annotations
 import base64
 import binascii
 import ipaddress
-import json
 from typing import Any
 
 from informers.testing.apiserver._validation import names
-from informers.testing.apiserver._validation.errors import FieldErrors, go_quote, go_strings
+from informers.testing.apiserver._validation.errors import (
+    FieldErrors,
+    go_json_error,
+    go_quote,
+    go_strings,
+)
 
 __all__ = [
     "MAX_DATA_BYTES",
@@ -268,17 +272,9 @@ def secret(errs: FieldErrors, obj: dict[str, Any]) -> None:
         if raw is None:
             errs.required(f"data[{key}]", "")
         else:
-            try:
-                parsed = json.loads(raw)
-            except ValueError as exc:
-                errs.invalid(f"data[{key}]", "<secret contents redacted>", str(exc))
-            else:
-                if not isinstance(parsed, dict):
-                    errs.invalid(
-                        f"data[{key}]",
-                        "<secret contents redacted>",
-                        "json: cannot unmarshal into Go value of type map[string]interface {}",
-                    )
+            problem = go_json_error(raw)
+            if problem is not None:
+                errs.invalid(f"data[{key}]", "<secret contents redacted>", problem)
     elif kind == "kubernetes.io/basic-auth":
         if "username" not in data and "password" not in data:
             errs.required("data[username]", "")

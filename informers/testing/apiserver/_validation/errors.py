@@ -15,7 +15,15 @@ from typing import Any
 
 from informers.testing.apiserver import _status
 
-__all__ = ["Cause", "FieldErrors", "go_map", "go_quote", "go_strings", "go_value"]
+__all__ = [
+    "Cause",
+    "FieldErrors",
+    "go_json_error",
+    "go_map",
+    "go_quote",
+    "go_strings",
+    "go_value",
+]
 
 #: ``(field, reason, message)`` as :func:`._status.invalid` takes it.
 Cause = tuple[str, str, str]
@@ -57,6 +65,73 @@ def go_value(value: Any) -> str:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return go_strings(value)
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+_JSON_KINDS = {str: "string", bool: "bool", int: "number", float: "number", list: "array"}
+
+
+def _quote_char(char: str) -> str:
+    """A byte as the ``encoding/json`` scanner quotes it in its errors."""
+    if char == "'":
+        return "'\\''"
+    if char == '"':
+        return "'\"'"
+    return "'" + json.dumps(char)[1:-1] + "'"
+
+
+def _container_at(text: str, pos: int) -> str:
+    """``{`` or ``[``: the innermost container open at ``pos`` (``""``: none)."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for char in text[:pos]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append(char)
+        elif char in "}]" and stack:
+            stack.pop()
+    return stack[-1] if stack else ""
+
+
+def go_json_error(raw: bytes) -> str | None:
+    """What Go's ``json.Unmarshal`` of ``raw`` into a
+    ``map[string]interface{}`` says (None: it decodes): its syntax errors
+    (``invalid character 'x' looking for beginning of value``, ``unexpected
+    end of JSON input``) and type errors, closely enough for the usual
+    mistakes."""
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated"):
+            return "unexpected end of JSON input"
+        char = _quote_char(text[exc.pos])
+        if exc.msg.startswith("Invalid control character"):
+            return f"invalid character {char} in string literal"
+        if exc.msg.startswith("Invalid \\escape"):
+            return f"invalid character {_quote_char(text[exc.pos + 1])} in string escape code"
+        where = {
+            "Expecting property name enclosed in double quotes": (
+                "looking for beginning of object key string"
+            ),
+            "Expecting ':' delimiter": "after object key",
+            "Extra data": "after top-level value",
+        }.get(exc.msg)
+        if where is None and exc.msg == "Expecting ',' delimiter":
+            inside = _container_at(text, exc.pos)
+            where = "after array element" if inside == "[" else "after object key:value pair"
+        return f"invalid character {char} {where or 'looking for beginning of value'}"
+    if value is None or isinstance(value, dict):
+        return None
+    kind = _JSON_KINDS.get(type(value), "value")
+    return f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
 
 
 class FieldErrors:
