@@ -57,44 +57,14 @@ def _preserves(schema: dict[str, Any]) -> bool:
     )
 
 
-# -------------------------------------------------------------- defaulting
+# --------------------------------------------------------------- the walker
 
 
 def default(schema: Any, value: Any) -> Any:
     """``value`` with the schema's defaults filled in (a new value)."""
     if not isinstance(schema, dict):
         return value
-    return _default(schema, copy.deepcopy(value))
-
-
-def _default(schema: dict[str, Any], value: Any) -> Any:
-    if isinstance(value, dict):
-        props = _props(schema)
-        for name, sub in props.items():
-            if not isinstance(sub, dict):
-                continue
-            missing = name not in value or (value[name] is None and not sub.get("nullable"))
-            if missing and "default" in sub:
-                value[name] = copy.deepcopy(sub["default"])
-        for name, item in list(value.items()):
-            sub = props.get(name)
-            if isinstance(sub, dict):
-                value[name] = _default(sub, item)
-            else:
-                extra = _additional(schema)
-                if extra is not None and not props:
-                    value[name] = _default(extra, item)
-    elif isinstance(value, list):
-        items = _items(schema)
-        if items is not None:
-            for i, item in enumerate(value):
-                if item is None and "default" in items and not items.get("nullable"):
-                    value[i] = copy.deepcopy(items["default"])
-                value[i] = _default(items, value[i])
-    return value
-
-
-# ----------------------------------------------------------------- pruning
+    return _walk(schema, copy.deepcopy(value), fill=True, drop=False)
 
 
 def prune(schema: Any, value: Any, *, root: bool = True) -> Any:
@@ -102,38 +72,7 @@ def prune(schema: Any, value: Any, *, root: bool = True) -> Any:
     see the module docstring). ``root``: ``value`` is a whole object."""
     if not isinstance(schema, dict):
         return copy.deepcopy(value)
-    return _prune(schema, value, root=root)
-
-
-def _prune(schema: dict[str, Any], value: Any, *, root: bool = False) -> Any:
-    if isinstance(value, dict):
-        props = _props(schema)
-        extra = _additional(schema)
-        keep_unknown = _preserves(schema)
-        embedded = root or bool(schema.get("x-kubernetes-embedded-resource"))
-        out: dict[str, Any] = {}
-        for name, item in value.items():
-            sub = props.get(name)
-            if embedded and name in _ROOT_KEEP and not isinstance(sub, dict):
-                out[name] = copy.deepcopy(item)
-            elif isinstance(sub, dict):
-                if item is None and not sub.get("nullable"):
-                    continue
-                out[name] = _prune(sub, item)
-            elif extra is not None and not props:
-                out[name] = _prune(extra, item)
-            elif keep_unknown:
-                out[name] = copy.deepcopy(item)
-        return out
-    if isinstance(value, list):
-        items = _items(schema)
-        if items is None:
-            return copy.deepcopy(value)
-        return [_prune(items, item) for item in value]
-    return value
-
-
-# ------------------------------------------------- both, in one pass
+    return _walk(schema, copy.deepcopy(value), fill=False, drop=True, root=root)
 
 
 def default_and_prune(schema: Any, value: Any) -> Any:
@@ -142,14 +81,17 @@ def default_and_prune(schema: Any, value: Any) -> Any:
     ``value`` (never mutated)."""
     if not isinstance(schema, dict):
         return value
-    return _both(schema, value, root=True)
+    return _walk(schema, value, fill=True, drop=True, root=True)
 
 
-def _both(schema: dict[str, Any], value: Any, *, root: bool = False) -> Any:
+def _walk(schema: dict[str, Any], value: Any, *, fill: bool, drop: bool, root: bool = False) -> Any:
+    """One pass over ``value`` by ``schema``: defaults filled in (``fill``),
+    undeclared fields and non-nullable nulls dropped (``drop``). Builds new
+    containers; leaves (and what is kept unknown) are shared with ``value``."""
     if isinstance(value, dict):
         props = _props(schema)
         extra = _additional(schema)
-        keep_unknown = _preserves(schema)
+        keep_unknown = not drop or _preserves(schema)
         embedded = root or bool(schema.get("x-kubernetes-embedded-resource"))
         out: dict[str, Any] = {}
         for name, item in value.items():
@@ -158,17 +100,20 @@ def _both(schema: dict[str, Any], value: Any, *, root: bool = False) -> Any:
                 out[name] = item
             elif isinstance(sub, dict):
                 if item is None and not sub.get("nullable"):
-                    continue  # pruned, and maybe defaulted below
-                out[name] = _both(sub, item)
+                    if drop or (fill and "default" in sub):
+                        continue  # pruned, or defaulted below
+                    out[name] = item
+                    continue
+                out[name] = _walk(sub, item, fill=fill, drop=drop)
             elif extra is not None and not props:
-                out[name] = _both(extra, item)
+                out[name] = _walk(extra, item, fill=fill, drop=drop)
             elif keep_unknown:
                 out[name] = item
-        for name, sub in props.items():
-            if name not in out and isinstance(sub, dict) and "default" in sub:
-                given = sub["default"]
-                fresh = copy.deepcopy(given) if isinstance(given, dict | list) else given
-                out[name] = _both(sub, fresh)
+        if fill:
+            for name, sub in props.items():
+                if name not in out and isinstance(sub, dict) and "default" in sub:
+                    fresh = copy.deepcopy(sub["default"])
+                    out[name] = _walk(sub, fresh, fill=fill, drop=drop)
         return out
     if isinstance(value, list):
         items = _items(schema)
@@ -177,8 +122,8 @@ def _both(schema: dict[str, Any], value: Any, *, root: bool = False) -> Any:
         out_list = []
         for item in value:
             filled = item
-            if item is None and "default" in items and not items.get("nullable"):
+            if fill and item is None and "default" in items and not items.get("nullable"):
                 filled = copy.deepcopy(items["default"])
-            out_list.append(_both(items, filled))
+            out_list.append(_walk(items, filled, fill=fill, drop=drop))
         return out_list
     return value
