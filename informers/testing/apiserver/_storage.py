@@ -274,11 +274,16 @@ class Storage:
             return writes.delete(resource, name, namespace, **options)
 
     def delete_collection(
-        self, resource: Resource, namespace: str | None, predicate: Predicate | None
+        self,
+        resource: Resource,
+        namespace: str | None,
+        predicate: Predicate | None,
+        **options: Unpack[DeleteOptions],
     ) -> list[Stored]:
-        """Delete every (matching) object of the collection; returns the final states."""
+        """Delete every (matching) object of the collection, each as
+        :meth:`delete` with ``options`` would; returns the final states."""
         with self._writing() as writes:
-            return writes.delete_collection(resource, namespace, predicate)
+            return writes.delete_collection(resource, namespace, predicate, **options)
 
     # ------------------------------------------------------------------ reads
 

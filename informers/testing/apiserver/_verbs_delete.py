@@ -1,5 +1,7 @@
 """The delete verbs: DELETE of one object (DeleteOptions: preconditions,
-``propagationPolicy``, ``dryRun``) and of a collection (with selectors)."""
+``propagationPolicy``, ``dryRun``, ``gracePeriodSeconds``) and of a
+collection (with selectors; each object deleted with the same options, so
+pods terminate gracefully there too)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from informers.testing.apiserver._schema.kinds import RETURNS_OBJECT_ON_DELETE
 from informers.testing.apiserver._settings import Settings
 from informers.testing.apiserver._storage import Storage
 from informers.testing.apiserver._stored import join_items
+from informers.testing.apiserver._writes import DeleteOptions
 from informers.wire.resources import PODS, Resource
 
 __all__ = ["DeleteVerbs"]
@@ -28,6 +31,16 @@ _PROPAGATION_FINALIZERS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _options_body(request: Request) -> dict[str, Any]:
+    """The request's DeleteOptions body ({} without one)."""
+    if not request.body.strip():
+        return {}
+    options = decode_body(request)
+    if not isinstance(options, dict):
+        raise _status.bad_request("DeleteOptions must be a JSON object")
+    return options
+
+
 class DeleteVerbs:
     """DELETE of an object or a collection. Stateless apart from its
     collaborators; called from every connection thread at once. With
@@ -38,32 +51,36 @@ class DeleteVerbs:
         self._storage = storage
         self._settings = settings
 
-    def delete(
-        self, reply: Reply, request: Request, resource: Resource, namespace: str | None, name: str
-    ) -> None:
-        options: Any = {}
-        if request.body.strip():
-            options = decode_body(request)
-            if not isinstance(options, dict):
-                raise _status.bad_request("DeleteOptions must be a JSON object")
-        preconditions = options.get("preconditions") or {}
+    def _options(
+        self, request: Request, resource: Resource, options: dict[str, Any]
+    ) -> DeleteOptions:
+        """What a DELETE (of one object or each of a collection) asks for,
+        besides preconditions: dry run, the propagation policy's
+        finalizers, the pods' grace period."""
         lifecycle = self._settings.deletion_lifecycle
         policy = options.get("propagationPolicy") or request.param("propagationPolicy")
         if options.get("orphanDependents") is True:
             policy = "Orphan"
         finalizers = _PROPAGATION_FINALIZERS.get(str(policy or ""), ()) if lifecycle else ()
-        stored, deleted = self._storage.delete(
-            resource,
-            name,
-            namespace,
-            precondition_uid=str(preconditions.get("uid") or ""),
-            precondition_rv=str(preconditions.get("resourceVersion") or ""),
-            dry_run=dry_run(request) or bool(options.get("dryRun")),
-            add_finalizers=finalizers,
-            namespace_lifecycle=lifecycle,
-            graceful=lifecycle and resource == PODS,
-            grace_seconds=_graceful.requested_grace(options, request.param("gracePeriodSeconds")),
-        )
+        return {
+            "dry_run": dry_run(request) or bool(options.get("dryRun")),
+            "add_finalizers": finalizers,
+            "namespace_lifecycle": lifecycle,
+            "graceful": lifecycle and resource == PODS,
+            "grace_seconds": _graceful.requested_grace(
+                options, request.param("gracePeriodSeconds")
+            ),
+        }
+
+    def delete(
+        self, reply: Reply, request: Request, resource: Resource, namespace: str | None, name: str
+    ) -> None:
+        options = _options_body(request)
+        preconditions = options.get("preconditions") or {}
+        asked = self._options(request, resource, options)
+        asked["precondition_uid"] = str(preconditions.get("uid") or "")
+        asked["precondition_rv"] = str(preconditions.get("resourceVersion") or "")
+        stored, deleted = self._storage.delete(resource, name, namespace, **asked)
         log.debug("deleted %s %s rv=%s (final=%s)", resource, stored.key, stored.rv, deleted)
         if not deleted or (resource.group, resource.plural) in RETURNS_OBJECT_ON_DELETE:
             reply.send(200, stored.full_json)
@@ -79,7 +96,8 @@ class DeleteVerbs:
             resource, request.param("labelSelector"), request.param("fieldSelector")
         )
         storage = self._storage
-        deleted = storage.delete_collection(resource, namespace, predicate)
+        options = self._options(request, resource, _options_body(request))
+        deleted = storage.delete_collection(resource, namespace, predicate, **options)
         head = json.dumps(
             {
                 "kind": resource.list_kind,

@@ -13,7 +13,7 @@ one lock and wakes its waiters afterwards.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypedDict
+from typing import Any, TypedDict, Unpack
 
 from informers.testing.apiserver import _events_view, _rules, _status, _validation
 from informers.testing.apiserver._apply import record_update
@@ -374,17 +374,26 @@ class ObjectWrites:
                 self._delete(kind, kind.objects[key])
 
     def delete_collection(
-        self, resource: Resource, namespace: str | None, predicate: Predicate | None
+        self,
+        resource: Resource,
+        namespace: str | None,
+        predicate: Predicate | None,
+        **options: Unpack[DeleteOptions],
     ) -> list[Stored]:
-        """A delete of a collection (see :meth:`Storage.delete_collection`)."""
+        """A delete of a collection (see :meth:`Storage.delete_collection`):
+        each matching object is deleted as a DELETE of it with ``options``
+        would (a pod with a grace period stays, Terminating)."""
         kind = self._history.kind(resource)
         keys = list(key_range(kind.keys(), namespace, None))
         out = []
         for key in keys:
-            old = kind.objects[key]
-            if predicate is not None and not predicate(old.obj):
+            old = kind.objects.get(key)
+            if old is None or (predicate is not None and not predicate(old.obj)):
                 continue
             if resource == NAMESPACES:
                 self._delete_namespace_contents(old.obj["metadata"]["name"])
-            out.append(self._delete(kind, old)[0])
+                out.append(self._delete(kind, old)[0])
+                continue
+            meta = old.obj["metadata"]
+            out.append(self.delete(resource, meta["name"], meta.get("namespace"), **options)[0])
         return out

@@ -4,6 +4,7 @@ kubelet ends it; grace period 0 (``--force``) deletes at once."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -112,3 +113,50 @@ def test_kubectl_delete_waits_for_termination_and_force_skips_it(
     out = kubectl("delete", "pod", "b", "--force", "--grace-period=0", "--wait=false")
     assert 'pod "b" force deleted' in out
     assert [p["metadata"]["name"] for p in cluster.until(PODS, lambda ps: not ps)] == []
+
+
+def test_a_deleted_collection_of_pods_terminates_gracefully(slow_kubelet: Cluster) -> None:
+    core = client.CoreV1Api(slow_kubelet.client)
+    for name in ("a", "b"):
+        core.create_namespaced_pod(
+            "default", {**pod(name, grace=40), "metadata": {"name": name, "labels": {"app": "x"}}}
+        )
+    core.create_namespaced_pod("default", pod("other"))
+    slow_kubelet.until(PODS, lambda ps: all(running(n)(ps) for n in ("a", "b", "other")))
+    answer = json.loads(
+        core.delete_collection_namespaced_pod(
+            "default", label_selector="app=x", _preload_content=False
+        ).data
+    )
+    assert answer["kind"] == "PodList"
+    assert sorted(p["metadata"]["name"] for p in answer["items"]) == ["a", "b"]
+    assert all(p["metadata"]["deletionGracePeriodSeconds"] == 40 for p in answer["items"])
+    # They stay, Terminating, until the kubelet ends them; the rest is untouched.
+    left = {p.metadata.name: p for p in core.list_namespaced_pod("default").items}
+    assert sorted(left) == ["a", "b", "other"]
+    assert left["a"].metadata.deletion_timestamp is not None
+    assert left["other"].metadata.deletion_timestamp is None
+    # A second delete-collection with grace period 0 ends them at once.
+    core.delete_collection_namespaced_pod("default", label_selector="app=x", grace_period_seconds=0)
+    assert [p.metadata.name for p in core.list_namespaced_pod("default").items] == ["other"]
+
+
+def test_the_kubelet_ends_a_deleted_collection(cluster: Cluster) -> None:
+    core = client.CoreV1Api(cluster.client)
+    for name in ("a", "b"):
+        core.create_namespaced_pod("default", pod(name))
+    cluster.until(PODS, lambda ps: len(ps) == 2 and all(running(n)(ps) for n in ("a", "b")))
+    answer = json.loads(
+        core.delete_collection_namespaced_pod("default", _preload_content=False).data
+    )
+    assert all(p["metadata"]["deletionTimestamp"] for p in answer["items"])
+    assert cluster.until(PODS, lambda ps: not ps) == []
+
+
+def test_a_dry_run_delete_collection_keeps_the_pods(slow_kubelet: Cluster) -> None:
+    core = client.CoreV1Api(slow_kubelet.client)
+    core.create_namespaced_pod("default", pod("a"))
+    slow_kubelet.until(PODS, running("a"))
+    core.delete_collection_namespaced_pod("default", dry_run="All")
+    kept = core.read_namespaced_pod("a", "default")
+    assert kept.metadata.deletion_timestamp is None
