@@ -20,9 +20,14 @@ while at least ``replicas - maxUnavailable`` pods are available (default
 25 % each; surge rounds up, unavailability down, at least one of them is
 non-zero). ``Recreate``: old ReplicaSets go to zero, and once their pods
 are gone the new one is scaled up. A ``paused`` Deployment gets no new
-ReplicaSet and no new revision; a change of ``replicas`` scales its one
-active ReplicaSet (the real controller scales proportionally); its status
-says ``Progressing: Unknown / DeploymentPaused``.
+ReplicaSet and no new revision; its status says ``Progressing: Unknown /
+DeploymentPaused``.
+
+Scaling: every ReplicaSet the controller scales gets the
+``deployment.kubernetes.io/desired-replicas`` and ``max-replicas``
+annotations; a change of ``replicas`` while several ReplicaSets are active
+(mid-rollout, or paused) spreads the new total across them in proportion
+to their sizes, as the real controller does (:mod:`._proportional`).
 
 Templates are compared as ``EqualIgnoreHash`` does, after dropping the hash
 label, nulls and empty maps and lists (``kubectl rollout undo`` sends the old
@@ -46,6 +51,12 @@ import math
 from typing import Any
 
 from informers.cache.informer import SharedIndexInformer
+from informers.testing.controllers._proportional import (
+    annotations_stale,
+    is_scaling_event,
+    replicas_annotations,
+    scale_plan,
+)
 from informers.testing.controllers.api import ConflictError, JsonApi
 from informers.testing.controllers.common import (
     now,
@@ -141,6 +152,11 @@ def _revision(rs: dict[str, Any]) -> int:
         return 0
 
 
+def _rolling(deployment: dict[str, Any]) -> bool:
+    strategy = ((deployment.get("spec") or {}).get("strategy") or {}).get("type")
+    return (strategy or "RollingUpdate") == "RollingUpdate"
+
+
 def _spec_replicas(rs: dict[str, Any]) -> int:
     return int((rs.get("spec") or {}).get("replicas", 0) or 0)
 
@@ -188,15 +204,13 @@ class DeploymentReconciler:
         max_revision = max((_revision(rs) for rs in old), default=0)
         replicas = int(spec.get("replicas", 1) or 0)
         just_created = False
-        if spec.get("paused"):
+        if spec.get("paused") or is_scaling_event(owned, replicas):
             # A paused Deployment makes no new ReplicaSet and moves no
-            # revision; a change of its replicas still scales the one
-            # active ReplicaSet (when there is exactly one), and it reports.
+            # revision; a change of its replicas (then, or mid-rollout)
+            # scales its ReplicaSets proportionally, and it reports.
             current = new_rs or max(owned, key=_revision, default=None)
             if current is not None:
-                active = [rs for rs in owned if _spec_replicas(rs) > 0]
-                if len(active) == 1 and _spec_replicas(active[0]) != replicas:
-                    self._scale(copy.deepcopy(active[0]), replicas)
+                self._scale_proportionally(deployment, new_rs, old, replicas)
                 others = [rs for rs in owned if rs is not current]
                 self._update_status(deployment, current, others, replicas, False)
             return None
@@ -252,7 +266,10 @@ class DeploymentReconciler:
                 "name": f"{meta['name']}-{digest}",
                 "namespace": meta.get("namespace"),
                 "labels": dict(template["metadata"]["labels"]),
-                "annotations": {REVISION_ANNOTATION: str(revision)},
+                "annotations": {
+                    REVISION_ANNOTATION: str(revision),
+                    **replicas_annotations(*self._replicas_bounds(deployment)),
+                },
                 "ownerReferences": [owner_reference(deployment, "apps/v1", "Deployment")],
             },
             "spec": {
@@ -293,14 +310,55 @@ class DeploymentReconciler:
             {"metadata": {"annotations": {REVISION_ANNOTATION: str(revision)}}},
         )
 
-    def _scale(self, rs: dict[str, Any], replicas: int) -> None:
-        if _spec_replicas(rs) == replicas:
+    def _scale(
+        self,
+        rs: dict[str, Any],
+        replicas: int,
+        deployment: dict[str, Any],
+        *,
+        annotate: bool = False,
+    ) -> None:
+        """Scale ``rs`` to ``replicas``, with the replicas annotations of
+        ``deployment`` (also when only they are stale, with ``annotate``)."""
+        desired, max_replicas = self._replicas_bounds(deployment)
+        stale = annotations_stale(rs, desired, max_replicas)
+        if _spec_replicas(rs) == replicas and not (annotate and stale):
             return
         meta = rs["metadata"]
-        self.api.patch(
-            REPLICASETS, meta.get("namespace"), meta["name"], {"spec": {"replicas": replicas}}
-        )
+        patch: dict[str, Any] = {"spec": {"replicas": replicas}}
+        if stale:
+            patch["metadata"] = {"annotations": replicas_annotations(desired, max_replicas)}
+        self.api.patch(REPLICASETS, meta.get("namespace"), meta["name"], patch)
         rs.setdefault("spec", {})["replicas"] = replicas
+
+    def _replicas_bounds(self, deployment: dict[str, Any]) -> tuple[int, int]:
+        """The Deployment's replicas, and replicas plus its maxSurge (0
+        unless it rolls)."""
+        spec = deployment.get("spec") or {}
+        replicas = int(spec.get("replicas", 1) or 0)
+        if _rolling(deployment):
+            return replicas, replicas + self._surge_unavailable(deployment, replicas)[0]
+        return replicas, replicas
+
+    def _scale_proportionally(
+        self,
+        deployment: dict[str, Any],
+        new_rs: dict[str, Any] | None,
+        old: list[dict[str, Any]],
+        replicas: int,
+    ) -> None:
+        """The controller's ``scale`` step (see :mod:`._proportional`)."""
+        desired, max_replicas = self._replicas_bounds(deployment)
+        plan = scale_plan(
+            new_rs,
+            old,
+            replicas=replicas,
+            max_surge=max_replicas - desired,
+            status_replicas=int((deployment.get("status") or {}).get("replicas", 0) or 0),
+            rolling=_rolling(deployment),
+        )
+        for rs, size in plan:
+            self._scale(copy.deepcopy(rs), size, deployment, annotate=True)
 
     @staticmethod
     def _surge_unavailable(deployment: dict[str, Any], replicas: int) -> tuple[int, int]:
@@ -327,20 +385,20 @@ class DeploymentReconciler:
             "type"
         ) or "RollingUpdate"
         if not active_old:
-            self._scale(new_rs, replicas)
+            self._scale(new_rs, replicas, deployment)
             return
         if strategy == "Recreate":
             for rs in active_old:
-                self._scale(rs, 0)
+                self._scale(rs, 0, deployment)
             if all(_status(rs, "replicas") == 0 for rs in old):
-                self._scale(new_rs, replicas)
+                self._scale(new_rs, replicas, deployment)
             return
         surge, max_unavailable = self._surge_unavailable(deployment, replicas)
         # scale up the new replica set within replicas + maxSurge
         total = _spec_replicas(new_rs) + sum(_spec_replicas(rs) for rs in old)
         room = replicas + surge - total
         if room > 0 and _spec_replicas(new_rs) < replicas:
-            self._scale(new_rs, min(replicas, _spec_replicas(new_rs) + room))
+            self._scale(new_rs, min(replicas, _spec_replicas(new_rs) + room), deployment)
         # scale down old ones while replicas - maxUnavailable stay available
         min_available = replicas - max_unavailable
         total = _spec_replicas(new_rs) + sum(_spec_replicas(rs) for rs in old)
@@ -353,7 +411,7 @@ class DeploymentReconciler:
             unhealthy = _spec_replicas(rs) - _status(rs, "availableReplicas")
             if unhealthy > 0:
                 cut = min(unhealthy, cleanup)
-                self._scale(rs, _spec_replicas(rs) - cut)
+                self._scale(rs, _spec_replicas(rs) - cut, deployment)
                 cleanup -= cut
         available = _status(new_rs, "availableReplicas") + sum(
             min(_status(rs, "availableReplicas"), _spec_replicas(rs)) for rs in old
@@ -364,7 +422,7 @@ class DeploymentReconciler:
                 break
             cut = min(_spec_replicas(rs), down)
             if cut > 0:
-                self._scale(rs, _spec_replicas(rs) - cut)
+                self._scale(rs, _spec_replicas(rs) - cut, deployment)
                 down -= cut
 
     # ------------------------------------------------------------------ status
