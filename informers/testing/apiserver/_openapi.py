@@ -8,7 +8,8 @@ by its ``x-kubernetes-group-version-kind`` extension) takes the
 the server (``?fieldValidation=Strict``) instead of downloading schemas.
 
 So the documents here describe paths and operations, and the schemas of the
-built-in kinds (for ``kubectl explain``, from :mod:`._schema.openapi`):
+built-in kinds (for ``kubectl explain``, from :mod:`._schema.openapi`) and
+of custom resources (:mod:`._crd.openapi`):
 ``GET /openapi/v3`` answers :func:`openapi_v3_index` and
 ``GET /openapi/v3/<api/v1 | apis/<group>/<version>>`` answers
 :func:`openapi_v3_document`. The patch operations deliberately do not list
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from informers.testing.apiserver._discovery import SERVER_GIT_VERSION
@@ -41,6 +42,14 @@ _QUERY_PARAMETERS = {
 }
 
 
+def _schemas(
+    group_version: str, served: list[Resource], custom: Mapping[str, dict[str, Any]] | None
+) -> dict[str, Any]:
+    builtin = v3_schemas(served)
+    extra = (custom or {}).get(group_version)
+    return dict(sorted({**builtin, **extra}.items())) if extra else builtin
+
+
 def openapi_v3_path(group_version: str) -> str:
     """The index key of ``group_version``: ``api/v1`` or ``apis/<group>/<version>``."""
     return f"apis/{group_version}" if "/" in group_version else f"api/{group_version}"
@@ -53,13 +62,16 @@ def _group_versions(resources: Iterable[Resource]) -> list[str]:
     return list(seen)
 
 
-def openapi_v3_index(resources: Iterable[Resource]) -> dict[str, Any]:
+def openapi_v3_index(
+    resources: Iterable[Resource], custom: Mapping[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The ``/openapi/v3`` answer: one entry per served group/version, whose
-    ``serverRelativeURL`` carries a hash of the document (clients cache by it)."""
+    ``serverRelativeURL`` carries a hash of the document (clients cache by
+    it, so a changed CRD schema is a new URL)."""
     resources = list(resources)
     paths = {}
     for group_version in _group_versions(resources):
-        document = openapi_v3_document(group_version, resources)
+        document = openapi_v3_document(group_version, resources, custom)
         encoded = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
         digest = hashlib.sha256(encoded).hexdigest().upper()
         key = openapi_v3_path(group_version)
@@ -146,12 +158,18 @@ def _paths_for(res: Resource) -> dict[str, Any]:
     return paths
 
 
-def openapi_v3_document(group_version: str, resources: Iterable[Resource]) -> dict[str, Any] | None:
+def openapi_v3_document(
+    group_version: str,
+    resources: Iterable[Resource],
+    custom: Mapping[str, dict[str, Any]] | None = None,
+) -> dict[str, Any] | None:
     """The OpenAPI v3 document of ``group_version`` (``"v1"``, ``"apps/v1"``):
     item and collection paths of each served kind with their operations,
     ``x-kubernetes-group-version-kind`` and query parameters, and the
-    schemas of its built-in kinds (:mod:`._schema.openapi`).
-    ``None`` when nothing is served there (the server answers 404)."""
+    schemas of its built-in kinds (:mod:`._schema.openapi`) and of its
+    custom resources (``custom``: group-version -> schemas, from
+    :mod:`._crd.openapi`). ``None`` when nothing is served there (the
+    server answers 404)."""
     served = [res for res in resources if res.group_version == group_version]
     if not served:
         return None
@@ -163,5 +181,5 @@ def openapi_v3_document(group_version: str, resources: Iterable[Resource]) -> di
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": SERVER_GIT_VERSION.split("+", 1)[0]},
         "paths": paths,
-        "components": {"schemas": v3_schemas(served)},
+        "components": {"schemas": _schemas(group_version, served, custom)},
     }

@@ -11,6 +11,7 @@ from typing import Any
 
 from informers.testing.apiserver import _discovery, _openapi, _scale, _status
 from informers.testing.apiserver import _discovery_aggregated as _aggregated
+from informers.testing.apiserver._crd.openapi import crd_definitions, crd_v3_schemas
 from informers.testing.apiserver._exchange import Reply, Request
 from informers.testing.apiserver._schema import openapi as _schema_openapi
 from informers.testing.apiserver._storage import Storage
@@ -80,6 +81,15 @@ class MetaEndpoints:
     def _scalable(self) -> Callable[[Resource], bool]:
         """Which served resources have a ``scale`` subresource: the built-in
         ones and the custom resources whose CRD declares one."""
+        custom = _aggregated.crd_scale_keys(self._crds())
+
+        def scalable(res: Resource) -> bool:
+            return res in _scale.SCALABLE or (res.group, res.version, res.plural) in custom
+
+        return scalable
+
+    def _crds(self) -> list[dict[str, Any]]:
+        """The stored CustomResourceDefinitions."""
         crds = self._storage.list_page(
             CUSTOMRESOURCEDEFINITIONS,
             None,
@@ -88,28 +98,27 @@ class MetaEndpoints:
             start_after=None,
             predicate=None,
         ).items
-        custom = _aggregated.crd_scale_keys(stored.obj for stored in crds)
-
-        def scalable(res: Resource) -> bool:
-            return res in _scale.SCALABLE or (res.group, res.version, res.plural) in custom
-
-        return scalable
+        return [stored.obj for stored in crds]
 
     def _openapi(self, reply: Reply, request: Request) -> None:
         path = request.path
         if path == "/openapi/v2":
-            reply.send_json(200, _schema_openapi.v2_openapi(request, self._storage.resources()))
+            custom = crd_definitions(self._crds())
+            reply.send_json(
+                200, _schema_openapi.v2_openapi(request, self._storage.resources(), custom)
+            )
             return
         if not path.startswith("/openapi/v3"):
             raise _status.no_such_route()
         resources = self._storage.resources()
+        schemas = crd_v3_schemas(self._crds())
         document: dict[str, Any] | None
         if path == "/openapi/v3":
-            document = _openapi.openapi_v3_index(resources)
+            document = _openapi.openapi_v3_index(resources, schemas)
         else:
             rest = path[len("/openapi/v3/") :]
             group_version = rest[len("api/") :] if rest.startswith("api/") else rest[5:]
-            document = _openapi.openapi_v3_document(group_version, resources)
+            document = _openapi.openapi_v3_document(group_version, resources, schemas)
         if document is None:
             raise _status.no_such_route()
         reply.send_json(200, document)

@@ -27,7 +27,14 @@ from informers.testing.apiserver._schema.types import FieldType, go_struct_name,
 from informers.testing.apiserver._status import StatusError
 from informers.wire.resources import Resource
 
-__all__ = ["definitions", "schema_name", "v2_document", "v2_openapi", "v3_schemas"]
+__all__ = [
+    "definitions",
+    "meta_schemas",
+    "schema_name",
+    "v2_document",
+    "v2_openapi",
+    "v3_schemas",
+]
 
 #: Models of k8s.io/apimachinery's meta/v1 package.
 _META_TYPES = frozenset(
@@ -195,27 +202,43 @@ def _v2_for(models: tuple[str, ...]) -> dict[str, Any]:
     return dict(sorted(builder.named.items()))
 
 
+def meta_schemas(*, v3: bool) -> dict[str, Any]:
+    """``ObjectMeta`` and ``ListMeta`` and the types they reach (what a
+    custom resource's schemas refer to). Cached; do not change it."""
+    models = ("V1ListMeta", "V1ObjectMeta")
+    return _v3_for(models) if v3 else _v2_for(models)
+
+
 def definitions(resources: Iterable[Resource]) -> dict[str, Any]:
     """Swagger 2.0 ``definitions`` of the built-in kinds among
     ``resources`` and every type they reach. Cached; do not change it."""
     return _v2_for(_models_of(resources))
 
 
-def v2_document(resources: Iterable[Resource], version: str) -> dict[str, Any]:
+def v2_document(
+    resources: Iterable[Resource], version: str, custom: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The ``/openapi/v2`` answer: a swagger 2.0 document with the
-    definitions of the built-in kinds served (paths left out)."""
+    definitions of the built-in kinds served and the ``custom`` ones
+    (custom resources'; paths left out)."""
+    found = definitions(resources)
+    if custom:
+        found = dict(sorted({**found, **custom}.items()))
     return {
         "swagger": "2.0",
         "info": {"title": "Kubernetes", "version": version},
         "paths": {},
-        "definitions": definitions(resources),
+        "definitions": found,
     }
 
 
-def v2_openapi(request: Request, resources: Iterable[Resource]) -> dict[str, Any]:
-    """The ``/openapi/v2`` answer for ``request``: the JSON swagger
-    document, or 406 when the client accepts only protobuf (kubectl asks
-    for protobuf and, on 406, carries on without v2 as it did on 404)."""
+def v2_openapi(
+    request: Request, resources: Iterable[Resource], custom: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The ``/openapi/v2`` answer for ``request`` (``custom``: the custom
+    resources' definitions): the JSON swagger document, or 406 when the
+    client accepts only protobuf (kubectl asks for protobuf and, on 406,
+    carries on without v2 as it did on 404)."""
     accept = request.header("Accept").lower()
     if accept and "json" not in accept and "*/*" not in accept:
         raise StatusError(
@@ -223,4 +246,4 @@ def v2_openapi(request: Request, resources: Iterable[Resource]) -> dict[str, Any
             "NotAcceptable",
             "only application/json is served for /openapi/v2",
         )
-    return v2_document(resources, SERVER_GIT_VERSION.split("+", 1)[0])
+    return v2_document(resources, SERVER_GIT_VERSION.split("+", 1)[0], custom)

@@ -1,0 +1,132 @@
+"""A served CRD version's schema in the OpenAPI documents (v3 per
+group-version, and v2), so that ``kubectl explain`` works for custom
+resources as it does on a cluster."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import urllib3
+from kubernetes import client
+from test_crd_subresources import GROUP, PLURAL, VERSION, widget_crd
+from test_kubectl import Kubectl, kubectl_path  # noqa: F401 - the fixture
+
+from informers.testing import ApiServer
+from informers.testing.apiserver._crd.openapi import rest_friendly_name
+from informers.testing.apiserver._kubeconfig import write_kubeconfig
+
+NAME = rest_friendly_name(GROUP, VERSION, "Widget")
+
+
+def documented_crd() -> dict[str, Any]:
+    crd = widget_crd()
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["description"] = "Widget is a thing the example operator builds."
+    spec = schema["properties"]["spec"]
+    spec["description"] = "What the widget should be."
+    spec["properties"]["count"]["description"] = "How many widgets to build."
+    spec["properties"]["note"] = {"type": "string", "nullable": True}
+    return crd
+
+
+def fetch(server: ApiServer, path: str) -> tuple[int, Any]:
+    http = urllib3.PoolManager()
+    try:
+        response = http.request("GET", f"{server.url}{path}", timeout=10)
+    finally:
+        http.clear()
+    return response.status, json.loads(response.data) if response.status == 200 else None
+
+
+@pytest.fixture
+def with_crd(api: client.ApiClient) -> None:
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(documented_crd())
+
+
+@pytest.mark.usefixtures("with_crd")
+def test_the_v3_document_of_the_group_version_has_the_schemas(server: ApiServer) -> None:
+    _, index = fetch(server, "/openapi/v3")
+    url = index["paths"][f"apis/{GROUP}/{VERSION}"]["serverRelativeURL"]
+    status, document = fetch(server, url)
+    assert status == 200
+    schemas = document["components"]["schemas"]
+    widget = schemas[NAME]
+    assert widget["x-kubernetes-group-version-kind"] == [
+        {"group": GROUP, "kind": "Widget", "version": VERSION}
+    ]
+    assert widget["description"] == "Widget is a thing the example operator builds."
+    assert widget["properties"]["spec"]["properties"]["count"]["minimum"] == 0
+    ref = widget["properties"]["metadata"]["allOf"][0]["$ref"]
+    assert ref == "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    assert ref.rsplit("/", 1)[1] in schemas  # the document is self-contained
+    listing = schemas[f"{NAME}List"]
+    assert listing["properties"]["items"]["items"] == {"$ref": f"#/components/schemas/{NAME}"}
+    assert listing["x-kubernetes-group-version-kind"][0]["kind"] == "WidgetList"
+
+
+@pytest.mark.usefixtures("with_crd")
+def test_the_v2_document_has_the_definitions(server: ApiServer) -> None:
+    status, document = fetch(server, "/openapi/v2")
+    assert status == 200
+    widget = document["definitions"][NAME]
+    assert widget["properties"]["metadata"]["$ref"] == (
+        "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    )
+    assert "nullable" not in widget["properties"]["spec"]["properties"]["note"]
+    assert "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" in document["definitions"]
+
+
+def test_a_changed_or_deleted_crd_changes_the_documents(
+    server: ApiServer, api: client.ApiClient
+) -> None:
+    extensions = client.ApiextensionsV1Api(api)
+    extensions.create_custom_resource_definition(documented_crd())
+    _, index = fetch(server, "/openapi/v3")
+    before = index["paths"][f"apis/{GROUP}/{VERSION}"]["serverRelativeURL"]
+    patch = [
+        {
+            "op": "add",
+            "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size",
+            "value": {"type": "string"},
+        }
+    ]
+    extensions.patch_custom_resource_definition(f"{PLURAL}.{GROUP}", patch)
+    _, index = fetch(server, "/openapi/v3")
+    after = index["paths"][f"apis/{GROUP}/{VERSION}"]["serverRelativeURL"]
+    assert after != before  # clients cache by the hash in the URL
+    _, document = fetch(server, after)
+    assert "size" in document["components"]["schemas"][NAME]["properties"]["spec"]["properties"]
+    extensions.delete_custom_resource_definition(f"{PLURAL}.{GROUP}")
+    _, index = fetch(server, "/openapi/v3")
+    assert f"apis/{GROUP}/{VERSION}" not in index["paths"]
+    _, document = fetch(server, "/openapi/v2")
+    assert NAME not in document["definitions"]
+
+
+@pytest.mark.usefixtures("with_crd")
+def test_kubectl_explain_a_custom_resource(
+    kubectl_path: str,  # noqa: F811
+    server: ApiServer,
+    tmp_path: Path,
+) -> None:
+    kubectl = Kubectl(kubectl_path, write_kubeconfig(tmp_path / "kc", server.url), tmp_path / "c")
+    top = kubectl.run("explain", PLURAL)
+    assert "KIND:       Widget" in top
+    assert f"VERSION:    {VERSION}" in top
+    assert "Widget is a thing the example operator builds." in top
+    assert "spec\t<Object>" in top
+    assert "metadata\t<ObjectMeta>" in top
+    spec = kubectl.run("explain", f"{PLURAL}.spec")
+    assert "FIELD: spec <Object>" in spec
+    assert "What the widget should be." in spec
+    assert "count\t<integer>" in spec
+    assert "How many widgets to build." in spec
+    count = kubectl.run("explain", f"{PLURAL}.spec.count")
+    assert "FIELD: count <integer>" in count
+    recursive = kubectl.run("explain", PLURAL, "--recursive")
+    assert "color\t<string>" in recursive
+    meta = kubectl.run("explain", f"{PLURAL}.metadata.name")
+    assert "FIELD: name <string>" in meta
