@@ -337,17 +337,7 @@ class ServiceAllocators:
     def on_create(self, service: dict[str, Any], problems: list[Cause]) -> Commit:
         """Allocate for a new ``service`` (changed in place)."""
         _own_ports(service)
-        ip = self.ips.assign(service, problems)
-        ports = self.node_ports.assign(service, None, problems) if not problems else set()
-        if problems:
-            return _nothing
-
-        def commit() -> None:
-            if ip is not None:
-                self.ips.hold(ip, service)
-            self.node_ports.hold(ports, service)
-
-        return commit
+        return self._allocate(service, None, problems)
 
     def on_update(self, new: dict[str, Any], old: dict[str, Any], problems: list[Cause]) -> Commit:
         """Allocate for ``old`` becoming ``new`` (changed in place): a
@@ -355,9 +345,15 @@ class ServiceAllocators:
         it newly needs; the commit frees what ``new`` no longer holds."""
         _own_ports(new)
         _keep_node_ports(new, old)
-        old_type, new_type = _spec(old).get("type"), _spec(new).get("type")
+        return self._allocate(new, old, problems)
+
+    def _allocate(
+        self, new: dict[str, Any], old: dict[str, Any] | None, problems: list[Cause]
+    ) -> Commit:
+        old_type = None if old is None else _spec(old).get("type")
+        new_type = _spec(new).get("type")
         ip = None
-        if old_type == "ExternalName" and new_type != "ExternalName":
+        if old is None or (old_type == "ExternalName" and new_type != "ExternalName"):
             ip = self.ips.assign(new, problems)
         ports = self.node_ports.assign(new, old, problems) if not problems else set()
         if problems:
@@ -366,9 +362,10 @@ class ServiceAllocators:
         def commit() -> None:
             if ip is not None:
                 self.ips.hold(ip, new)
-            if new_type == "ExternalName" and old_type != "ExternalName":
-                self.ips.release(old)
-            self.node_ports.release(old, keep=ports)
+            if old is not None:
+                if new_type == "ExternalName" and old_type != "ExternalName":
+                    self.ips.release(old)
+                self.node_ports.release(old, keep=ports)
             self.node_ports.hold(ports, new)
 
         return commit

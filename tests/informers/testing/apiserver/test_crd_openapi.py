@@ -5,18 +5,16 @@ resources as it does on a cluster."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 import urllib3
 from kubernetes import client
 from test_crd_subresources import GROUP, PLURAL, VERSION, widget_crd
-from test_kubectl import Kubectl, kubectl_path  # noqa: F401 - the fixture
+from test_kubectl import Kubectl, kubectl, kubectl_path  # noqa: F401 - the fixtures
 
 from informers.testing import ApiServer
 from informers.testing.apiserver._crd.openapi import rest_friendly_name
-from informers.testing.apiserver._kubeconfig import write_kubeconfig
 
 NAME = rest_friendly_name(GROUP, VERSION, "Widget")
 
@@ -107,12 +105,7 @@ def test_a_changed_or_deleted_crd_changes_the_documents(
 
 
 @pytest.mark.usefixtures("with_crd")
-def test_kubectl_explain_a_custom_resource(
-    kubectl_path: str,  # noqa: F811
-    server: ApiServer,
-    tmp_path: Path,
-) -> None:
-    kubectl = Kubectl(kubectl_path, write_kubeconfig(tmp_path / "kc", server.url), tmp_path / "c")
+def test_kubectl_explain_a_custom_resource(kubectl: Kubectl) -> None:  # noqa: F811
     top = kubectl.run("explain", PLURAL)
     assert "KIND:       Widget" in top
     assert f"VERSION:    {VERSION}" in top

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from kubernetes import client
-from test_kubectl import Kubectl, kubectl_path  # noqa: F401 - the fixture
+from test_kubectl import Kubectl, kubectl, kubectl_path  # noqa: F401 - the fixtures
 
-from informers.testing import ApiServer
-from informers.testing.apiserver._kubeconfig import write_kubeconfig
 from informers.testing.apiserver._validation.errors import go_json_error
 
 REDACTED = '"<secret contents redacted>"'
@@ -58,38 +55,42 @@ VALID = [
     ),
 ]
 
-INVALID: list[tuple[str, dict[str, Any], list[tuple[str, str]]]] = [
+Case = tuple[str, dict[str, Any], list[tuple[str, str]]]
+
+
+def docker_case(case: str, key: str, text: str, problem: str) -> Case:
+    """A Docker config Secret whose ``key`` holds ``text``, refused for ``problem``."""
+    kind = "kubernetes.io/dockercfg" if key == ".dockercfg" else "kubernetes.io/dockerconfigjson"
+    return (
+        case,
+        secret(kind, {key: text}),
+        [(f"data[{key}]", f"Invalid value: {REDACTED}: {problem}")],
+    )
+
+
+INVALID: list[Case] = [
     (
         "dockerconfigjson-missing",
         secret("kubernetes.io/dockerconfigjson", {}),
         [("data[.dockerconfigjson]", "Required value")],
     ),
-    (
+    docker_case(
         "dockerconfigjson-syntax",
-        secret("kubernetes.io/dockerconfigjson", {".dockerconfigjson": "{auths}"}),
-        [
-            (
-                "data[.dockerconfigjson]",
-                f"Invalid value: {REDACTED}: invalid character 'a' looking for beginning of "
-                "object key string",
-            )
-        ],
+        ".dockerconfigjson",
+        "{auths}",
+        "invalid character 'a' looking for beginning of object key string",
     ),
-    (
+    docker_case(
         "dockerconfigjson-truncated",
-        secret("kubernetes.io/dockerconfigjson", {".dockerconfigjson": '{"auths": {'}),
-        [("data[.dockerconfigjson]", f"Invalid value: {REDACTED}: unexpected end of JSON input")],
+        ".dockerconfigjson",
+        '{"auths": {',
+        "unexpected end of JSON input",
     ),
-    (
+    docker_case(
         "dockercfg-array",
-        secret("kubernetes.io/dockercfg", {".dockercfg": "[1, 2]"}),
-        [
-            (
-                "data[.dockercfg]",
-                f"Invalid value: {REDACTED}: json: cannot unmarshal array into Go value of "
-                "type map[string]interface {}",
-            )
-        ],
+        ".dockercfg",
+        "[1, 2]",
+        "json: cannot unmarshal array into Go value of type map[string]interface {}",
     ),
     (
         "basic-auth",
@@ -136,13 +137,7 @@ def test_invalid_typed_secrets_are_refused_with_the_real_causes(
     assert status["message"].startswith('Secret "s" is invalid: ')
 
 
-def test_kubectl_typed_secrets(
-    kubectl_path: str,  # noqa: F811
-    server: ApiServer,
-    tmp_path: Path,
-    ns: str,
-) -> None:
-    kubectl = Kubectl(kubectl_path, write_kubeconfig(tmp_path / "kc", server.url), tmp_path / "c")
+def test_kubectl_typed_secrets(kubectl: Kubectl, ns: str) -> None:  # noqa: F811
     kubectl.run(
         "create",
         "secret",

@@ -65,19 +65,30 @@ def rolling(name: str, replicas: int, surge: int, unavailable: int) -> dict[str,
     return body
 
 
-def test_a_stalled_rollout_scales_proportionally(stalled: Cluster) -> None:
-    apps = client.AppsV1Api(stalled.client)
-    apps.create_namespaced_deployment("default", rolling("web", 10, 3, 2))
-    stalled.until(REPLICASETS, sizes({"nginx:1.25": 10}))
+def stall(cluster: Cluster, replicas: int, surge: int, unavailable: int) -> client.AppsV1Api:
+    """Deployment ``web`` at ``replicas``, then rolled to an image whose
+    pods never become available."""
+    apps = client.AppsV1Api(cluster.client)
+    apps.create_namespaced_deployment("default", rolling("web", replicas, surge, unavailable))
+    cluster.until(REPLICASETS, sizes({"nginx:1.25": replicas}))
     image = {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "bad:1"}]}}}}
     apps.patch_namespaced_deployment("web", "default", image)
+    return apps
+
+
+def patch_spec(apps: client.AppsV1Api, **spec: Any) -> None:
+    apps.patch_namespaced_deployment("web", "default", {"spec": spec})
+
+
+def test_a_stalled_rollout_scales_proportionally(stalled: Cluster) -> None:
+    apps = stall(stalled, 10, 3, 2)
     # maxSurge 3, maxUnavailable 2: the new ReplicaSet gets 5, the old keeps 8.
     stalled.until(REPLICASETS, sizes({"nginx:1.25": 8, "bad:1": 5}))
     assert stalled.manager.wait_idle()
     for rs in stalled.objects(REPLICASETS):
         assert rs["metadata"]["annotations"][MAX_REPLICAS_ANNOTATION] == "13"
     # To 15: 18 allowed, 5 more, spread 3 to the old and 2 to the new.
-    apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 15}})
+    patch_spec(apps, replicas=15)
     rss = stalled.until(REPLICASETS, sizes({"nginx:1.25": 11, "bad:1": 7}))
     for rs in rss:
         annotations = rs["metadata"]["annotations"]
@@ -87,36 +98,28 @@ def test_a_stalled_rollout_scales_proportionally(stalled: Cluster) -> None:
     assert sizes({"nginx:1.25": 11, "bad:1": 7})(stalled.objects(REPLICASETS))
     # Paused (so the rollout does not go on), down to 5: 8 allowed, 10
     # fewer, taken from both by size.
-    apps.patch_namespaced_deployment("web", "default", {"spec": {"paused": True}})
-    apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 5}})
+    patch_spec(apps, paused=True)
+    patch_spec(apps, replicas=5)
     stalled.until(REPLICASETS, sizes({"nginx:1.25": 5, "bad:1": 3}))
     assert stalled.manager.wait_idle()
     assert sizes({"nginx:1.25": 5, "bad:1": 3})(stalled.objects(REPLICASETS))
 
 
 def test_a_paused_deployment_scales_every_active_replica_set(stalled: Cluster) -> None:
-    apps = client.AppsV1Api(stalled.client)
-    apps.create_namespaced_deployment("default", rolling("web", 4, 2, 0))
-    stalled.until(REPLICASETS, sizes({"nginx:1.25": 4}))
-    image = {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "bad:1"}]}}}}
-    apps.patch_namespaced_deployment("web", "default", image)
+    apps = stall(stalled, 4, 2, 0)
     stalled.until(REPLICASETS, sizes({"nginx:1.25": 4, "bad:1": 2}))
-    apps.patch_namespaced_deployment("web", "default", {"spec": {"paused": True}})
-    apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 8}})
+    patch_spec(apps, paused=True)
+    patch_spec(apps, replicas=8)
     # 10 allowed (8 + 2), 4 more: 4 * 10/6 rounds to 7 (+3), 2 * 10/6 to 3 (+1).
     stalled.until(REPLICASETS, sizes({"nginx:1.25": 7, "bad:1": 3}))
 
 
 def test_to_zero_and_back(stalled: Cluster) -> None:
-    apps = client.AppsV1Api(stalled.client)
-    apps.create_namespaced_deployment("default", rolling("web", 4, 1, 1))
-    stalled.until(REPLICASETS, sizes({"nginx:1.25": 4}))
-    image = {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "bad:1"}]}}}}
-    apps.patch_namespaced_deployment("web", "default", image)
+    apps = stall(stalled, 4, 1, 1)
     stalled.until(
         REPLICASETS, lambda rss: len(rss) == 2 and all(r["spec"]["replicas"] for r in rss)
     )
-    apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 0}})
+    patch_spec(apps, replicas=0)
     stalled.until(REPLICASETS, sizes({"nginx:1.25": 0, "bad:1": 0}))
 
 
