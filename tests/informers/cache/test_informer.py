@@ -349,4 +349,5 @@ def test_informer_and_reflector_log_records_carry_the_kind(
     informer.stop()
     mine = [r for r in caplog.records if r.name.startswith("informers.cache")]
     assert {r.getMessage().split(":")[0] for r in mine} >= {"pods", "reflector-pods"}
-    assert mine and all(getattr(r, "kind", None) == "pods" for r in mine)
+    assert mine
+    assert all(getattr(r, "kind", None) == "pods" for r in mine)
