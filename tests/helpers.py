@@ -35,6 +35,7 @@ __all__ = [
     "SilentServer",
     "api_pod",
     "configmap",
+    "crd",
     "drain",
     "new_pod",
     "obj",
@@ -142,6 +143,47 @@ def configmap(name: str, namespace: str | None = None, **data: str) -> dict[str,
     """A ConfigMap body: name, ``namespace`` when given, and ``data`` (always
     set, maybe empty); no kind, as a body the emulator fills in."""
     return obj(name, namespace, data=dict(data))
+
+
+#: A CRD version schema that keeps whatever it is given.
+OPEN_SCHEMA: Mapping[str, Any] = {
+    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+}
+
+
+def crd(
+    plural: str = "widgets",
+    kind: str = "Widget",
+    *,
+    group: str = "example.com",
+    scope: str = "Namespaced",
+    schema: Mapping[str, Any] | None = OPEN_SCHEMA,
+    subresources: Mapping[str, Any] | None = None,
+    **version: Any,
+) -> dict[str, Any]:
+    """A CustomResourceDefinition body for ``<plural>.<group>``, one served
+    and stored version ``v1`` with ``schema`` (the version's ``schema``
+    field: :data:`OPEN_SCHEMA` unless given; ``None`` leaves it out),
+    ``subresources`` when given, and any other ``version`` fields (such as
+    ``additionalPrinterColumns``)."""
+    served: dict[str, Any] = {"name": "v1", "served": True, "storage": True}
+    if schema is not None:
+        served["schema"] = copy.deepcopy(dict(schema))
+    if subresources is not None:
+        served["subresources"] = copy.deepcopy(dict(subresources))
+    served.update(copy.deepcopy(version))
+    singular = kind.lower()
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": scope,
+            "names": {"plural": plural, "singular": singular, "kind": kind},
+            "versions": [served],
+        },
+    }
 
 
 class _Gettable(Protocol):

@@ -183,6 +183,8 @@ class SharedIndexInformer:
         self.name = name or (
             getattr(getattr(lister_watcher, "resource", None), "plural", "") or "informer"
         )
+        #: The ``extra`` of this informer's log records (informers.util.logfmt).
+        self._log_extra: dict[str, str] = {"kind": self.name}
         # Never change after construction:
         self._lw = lister_watcher
         if store is not None and not callable(store):
@@ -557,7 +559,7 @@ class SharedIndexInformer:
             with self._lock:
                 self._launching = False
                 self._cond.notify_all()
-        log.info("%s: informer started", self.name)
+        log.info("%s: informer started", self.name, extra=self._log_extra)
 
     def run(self, stop: threading.Event) -> None:
         """Start, block until ``stop`` is set, then :meth:`stop`."""
@@ -604,7 +606,7 @@ class SharedIndexInformer:
                 fifo.close()
             if not loop_runs:  # else the loop ends delivery as it ends
                 self._processor.end_delivery()
-            log.info("%s: informer stopping", self.name)
+            log.info("%s: informer stopping", self.name, extra=self._log_extra)
         if on_library_thread():
             return
         with self._cond:
@@ -623,9 +625,10 @@ class SharedIndexInformer:
                 self.name,
                 ", ".join(t.name for t in alive),
                 timeout,
+                extra=self._log_extra,
             )
         elif first:
-            log.info("%s: informer stopped", self.name)
+            log.info("%s: informer stopped", self.name, extra=self._log_extra)
 
     def _instrument(self, provider: InformerMetricsProvider, reflector: Reflector) -> None:
         """Hand ``provider`` the gauges read on scrape (holding this informer
@@ -710,7 +713,7 @@ class SharedIndexInformer:
                 try:
                     self._resync()
                 except Exception:
-                    log.exception("%s: resync failed", self.name)
+                    log.exception("%s: resync failed", self.name, extra=self._log_extra)
                 self._progressed()
             if processor.has_joining() and processor.admit_joining(
                 self._indexer.list, self._synced_event.is_set(), fifo.last_resource_version()
@@ -727,7 +730,9 @@ class SharedIndexInformer:
                 # by _index_function_failed: what is left is a key function
                 # failing, or a bug. The store is left as it was.
                 log.exception(
-                    "%s: applying a queue entry failed; the cache misses that change", self.name
+                    "%s: applying a queue entry failed; the cache misses that change",
+                    self.name,
+                    extra=self._log_extra,
                 )
             self._progressed()
 
@@ -805,7 +810,7 @@ class SharedIndexInformer:
         self._synced_event.set()
         with self._cond:  # wait_synced waits on the condition
             self._cond.notify_all()
-        log.info("%s: synced (%d objects)", self.name, len(self._indexer))
+        log.info("%s: synced (%d objects)", self.name, len(self._indexer), extra=self._log_extra)
         self._processor.distribute_synced()
 
     def _apply_relist(self, relist: Relist, initial: bool) -> None:

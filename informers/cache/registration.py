@@ -415,6 +415,7 @@ class ResourceEventHandlerRegistration:
                 type(handler).__name__,
                 _WHAT.get(type(item), "?"),
                 _describe(obj) if obj is not None else "the informer",
+                extra={"kind": self._processor.name},
             )
 
     @staticmethod

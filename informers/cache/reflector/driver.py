@@ -153,6 +153,8 @@ class Reflector:
     ) -> None:
         self.config = config or ReflectorConfig()
         self.name = name or f"reflector-{self.config.description}"
+        #: The ``extra`` of this reflector's log records (informers.util.logfmt).
+        self._log_extra: dict[str, str] = {"kind": self.config.description}
         # Set here, never rebound (the objects themselves are thread-safe or
         # immutable): config, name, _lw, _store, _clock, _rng, _backoff,
         # _resync_period, _should_resync, _resync_handoff.
@@ -323,7 +325,11 @@ class Reflector:
                     del inp
                     inp = nxt if nxt is not None else self._next_from_stream(state, stop)
                 except Exception:
-                    log.exception("%s: unexpected error; relisting after a backoff", self.name)
+                    log.exception(
+                        "%s: unexpected error; relisting after a backoff",
+                        self.name,
+                        extra=self._log_extra,
+                    )
                     inp = self._recover(stop)
         finally:
             self._close_stream()
@@ -399,12 +405,14 @@ class Reflector:
                 try:
                     self._resync_handoff()
                 except Exception:
-                    log.exception("%s: handing the resync off failed", self.name)
+                    log.exception(
+                        "%s: handing the resync off failed", self.name, extra=self._log_extra
+                    )
             elif self._should_resync is None or self._should_resync():
                 try:
                     self._store.resync()
                 except Exception:
-                    log.exception("%s: resync failed", self.name)
+                    log.exception("%s: resync failed", self.name, extra=self._log_extra)
             arm()
 
         def arm() -> None:
@@ -503,7 +511,13 @@ class Reflector:
                 buffer, self._buffer = self._buffer, {}
                 objects = list(buffer.values()) if isinstance(buffer, dict) else buffer.finish()
                 del buffer
-                log.info("%s: synced %d objects at rv %s", self.name, len(objects), rv)
+                log.info(
+                    "%s: synced %d objects at rv %s",
+                    self.name,
+                    len(objects),
+                    rv,
+                    extra=self._log_extra,
+                )
                 if self._stamp is not None:
                     self._last_data = self._stamp()
                     self._relist_cause = "watch_error"  # unless an error tells another
@@ -523,7 +537,9 @@ class Reflector:
                     delay = retry_after
                 else:
                     delay = self._backoff.next_delay()
-                log.warning("%s: %s; retrying in %.2f s", self.name, reason, delay)
+                log.warning(
+                    "%s: %s; retrying in %.2f s", self.name, reason, delay, extra=self._log_extra
+                )
                 return StopRequested() if self._clock.wait(stop, delay) else TimerFired()
             case Report(error):
                 self._report(error)
@@ -542,9 +558,10 @@ class Reflector:
                 type(error).__name__,
                 error,
                 hint,
+                extra=self._log_extra,
             )
         else:
-            log.warning("%s: %s: %s", self.name, type(error).__name__, error)
+            log.warning("%s: %s: %s", self.name, type(error).__name__, error, extra=self._log_extra)
         if self._metrics is not None and isinstance(error, _EXPIRED):
             self._relist_cause = "expired"
         with self._cond:
@@ -556,7 +573,9 @@ class Reflector:
             try:
                 handler(self, error)
             except Exception:
-                log.exception("%s: the watch error handler raised", self.name)
+                log.exception(
+                    "%s: the watch error handler raised", self.name, extra=self._log_extra
+                )
 
     def permanent_error(self) -> BaseException | None:
         """The last reported error that does not heal by itself (a 400, 401,
@@ -573,7 +592,12 @@ class Reflector:
             page = self._run_lw.list(options)
         except Exception as exc:  # noqa: BLE001 - any failure is an input to step()
             if stop.is_set():  # most likely our own abort: the stop, not a failure
-                log.debug("%s: list ended by the stop: %s", self.name, type(exc).__name__)
+                log.debug(
+                    "%s: list ended by the stop: %s",
+                    self.name,
+                    type(exc).__name__,
+                    extra=self._log_extra,
+                )
                 return StopRequested()
             if metrics is not None:
                 self._count_failure(metrics.list_requests, exc)
@@ -605,7 +629,12 @@ class Reflector:
             stream = self._run_lw.watch(options)
         except Exception as exc:  # noqa: BLE001 - any failure is an input to step()
             if stop.is_set():  # most likely our own abort: the stop, not a failure
-                log.debug("%s: watch ended by the stop: %s", self.name, type(exc).__name__)
+                log.debug(
+                    "%s: watch ended by the stop: %s",
+                    self.name,
+                    type(exc).__name__,
+                    extra=self._log_extra,
+                )
                 return StopRequested()
             if metrics is not None:
                 self._count_failure(metrics.watch_requests, exc)
@@ -729,5 +758,5 @@ class Reflector:
         elapsed = self._clock.now() - self._watch_started
         self._close_stream()
         if error is not None and not isinstance(error, WatchDecodeError | WatchStalledError):
-            log.info("%s: watch ended: %s", self.name, type(error).__name__)
+            log.info("%s: watch ended: %s", self.name, type(error).__name__, extra=self._log_extra)
         return WatchEnded(error, elapsed)

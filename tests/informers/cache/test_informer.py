@@ -127,6 +127,9 @@ def test_failing_handler_is_logged_and_keeps_receiving(
     assert len(rec.events) == 3
     assert "ns/c (rv 6)" in caplog.text
     assert "labels" not in caplog.text
+    assert {getattr(r, "kind", None) for r in caplog.records if "raised" in r.getMessage()} == {
+        "pods"
+    }
 
 
 def test_removed_handler_gets_nothing_more(
@@ -335,3 +338,16 @@ def test_the_cache_is_keyed_by_the_store_key_function(
         assert informer.applied_resource_version() == "7"
     finally:
         informer.stop()
+
+
+def test_informer_and_reflector_log_records_carry_the_kind(
+    informer: SharedIndexInformer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="informers")
+    informer.start()
+    assert informer.wait_synced(5)
+    informer.stop()
+    mine = [r for r in caplog.records if r.name.startswith("informers.cache")]
+    assert {r.getMessage().split(":")[0] for r in mine} >= {"pods", "reflector-pods"}
+    assert mine
+    assert all(getattr(r, "kind", None) == "pods" for r in mine)

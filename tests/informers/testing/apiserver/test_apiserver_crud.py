@@ -10,7 +10,7 @@ from kubernetes import client, watch
 
 from informers.testing import ApiServer, ApiServerError
 from informers.wire.resources import Resource
-from tests.helpers import configmap
+from tests.helpers import configmap, crd
 
 
 def _status(exc: client.ApiException) -> dict:
@@ -280,16 +280,7 @@ def test_all_listed_kinds_are_served(api: client.ApiClient, server: ApiServer, n
 def test_crd_creation_registers_its_resource(
     api: client.ApiClient, custom: client.CustomObjectsApi, ns: str
 ) -> None:
-    crd = {
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": True, "storage": True}],
-        },
-    }
-    client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(crd(schema=None))
     body = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
     created = custom.create_namespaced_custom_object("example.com", "v1", ns, "widgets", body)
     assert created["metadata"]["generation"] == 1
@@ -321,18 +312,8 @@ def test_python_object_api_round_trips(server: ApiServer, ns: str) -> None:
     assert err.value.code == 404
 
 
-def _widget_crd(scope: str = "Namespaced") -> dict:
-    return {
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "scope": scope,
-            "versions": [
-                {"name": "v1", "served": True, "storage": True, "subresources": {"status": {}}}
-            ],
-        },
-    }
+def _widget_crd(scope: str = "Namespaced") -> dict[str, object]:
+    return crd(scope=scope, schema=None, subresources={"status": {}})
 
 
 def test_crd_deletion_unregisters_its_resource(

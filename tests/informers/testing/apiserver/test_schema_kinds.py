@@ -25,6 +25,7 @@ from informers.testing.apiserver._schema.kinds import (
     has_status,
 )
 from informers.wire.resources import Resource
+from tests.helpers import crd
 
 KUBECTL = shutil.which("kubectl")
 
@@ -526,36 +527,10 @@ def test_core_and_events_k8s_io_events_are_one_storage(
 def test_custom_resource_subresources_are_discovered_from_the_crd(
     server: ApiServer, http: urllib3.PoolManager
 ) -> None:
+    scale = {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}
     server.create(
         "customresourcedefinitions",
-        {
-            "metadata": {"name": "gadgets.example.com"},
-            "spec": {
-                "group": "example.com",
-                "scope": "Namespaced",
-                "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-                "versions": [
-                    {
-                        "name": "v1",
-                        "served": True,
-                        "storage": True,
-                        "schema": {
-                            "openAPIV3Schema": {
-                                "type": "object",
-                                "x-kubernetes-preserve-unknown-fields": True,
-                            }
-                        },
-                        "subresources": {
-                            "status": {},
-                            "scale": {
-                                "specReplicasPath": ".spec.replicas",
-                                "statusReplicasPath": ".status.replicas",
-                            },
-                        },
-                    }
-                ],
-            },
-        },
+        crd("gadgets", "Gadget", subresources={"status": {}, "scale": scale}),
     )
     legacy = json.loads(http.request("GET", f"{server.url}/apis/example.com/v1").data)
     assert [r["name"] for r in legacy["resources"]] == [

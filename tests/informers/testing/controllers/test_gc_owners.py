@@ -12,6 +12,7 @@ from kubernetes import client
 from test_controllers_kubectl import Kubectl, env, kubectl_path  # noqa: F401 - fixtures
 
 from informers.wire.resources import CONFIGMAPS, NAMESPACES, SECRETS, SERVICES, Resource
+from tests.helpers import crd
 
 WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
 
@@ -34,28 +35,7 @@ def configmap(name: str, *owners: dict[str, Any]) -> dict[str, Any]:
 
 
 def install_widgets(api: client.ApiClient) -> client.CustomObjectsApi:
-    crd = {
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
-    client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(crd())
     return client.CustomObjectsApi(api)
 
 

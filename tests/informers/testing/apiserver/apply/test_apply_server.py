@@ -15,6 +15,7 @@ from kubernetes.client.rest import ApiException
 from kubernetes.utils import create_from_yaml
 
 from informers.testing import ApiServer
+from tests.helpers import crd
 
 APPLY = "application/apply-patch+yaml"
 
@@ -216,48 +217,18 @@ def test_every_write_records_its_manager(
 def test_custom_resources_merge_by_their_schema_markers(
     server: ApiServer, custom: client.CustomObjectsApi, ns: str
 ) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {
-                                    "type": "object",
-                                    "properties": {
-                                        "parts": {
-                                            "type": "array",
-                                            "x-kubernetes-list-type": "map",
-                                            "x-kubernetes-list-map-keys": ["name"],
-                                            "items": {
-                                                "type": "object",
-                                                "properties": {
-                                                    "name": {"type": "string"},
-                                                    "size": {"type": "integer"},
-                                                },
-                                            },
-                                        }
-                                    },
-                                }
-                            },
-                        }
-                    },
-                }
-            ],
+    parts = {
+        "type": "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+        "items": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "size": {"type": "integer"}},
         },
     }
-    server.create("customresourcedefinitions", crd)
+    spec = {"type": "object", "properties": {"parts": parts}}
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}
+    server.create("customresourcedefinitions", crd(schema=schema))
 
     def widget(*parts: tuple[str, int]) -> dict[str, Any]:
         return {
