@@ -10,24 +10,36 @@ from typing import Any
 import pytest
 import urllib3
 from kubernetes import client
-from test_crd_subresources import GROUP, PLURAL, VERSION, widget_crd
 from test_kubectl import Kubectl, kubectl, kubectl_path  # noqa: F401 - the fixtures
 
 from informers.testing import ApiServer
 from informers.testing.apiserver._crd.openapi import rest_friendly_name
+from tests.helpers import crd
 
+GROUP, VERSION, PLURAL = "example.com", "v1", "widgets"
 NAME = rest_friendly_name(GROUP, VERSION, "Widget")
 
 
 def documented_crd() -> dict[str, Any]:
-    crd = widget_crd()
-    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-    schema["description"] = "Widget is a thing the example operator builds."
-    spec = schema["properties"]["spec"]
-    spec["description"] = "What the widget should be."
-    spec["properties"]["count"]["description"] = "How many widgets to build."
-    spec["properties"]["note"] = {"type": "string", "nullable": True}
-    return crd
+    spec = {
+        "type": "object",
+        "description": "What the widget should be.",
+        "properties": {
+            "count": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "How many widgets to build.",
+            },
+            "color": {"type": "string"},
+            "note": {"type": "string", "nullable": True},
+        },
+    }
+    schema = {
+        "type": "object",
+        "description": "Widget is a thing the example operator builds.",
+        "properties": {"spec": spec, "status": {"type": "object"}},
+    }
+    return crd(PLURAL, "Widget", group=GROUP, schema={"openAPIV3Schema": schema})
 
 
 def fetch(server: ApiServer, path: str) -> tuple[int, Any]:
