@@ -35,6 +35,7 @@ from informers.testing.apiserver._apply.fieldpath import (
     index,
     json_text,
     member_document,
+    print_element,
 )
 from informers.testing.apiserver._apply.schema import Schema
 
@@ -219,6 +220,10 @@ def _whole_document(value: Any, schema: Schema) -> dict[str, Any]:
             out["f:" + name] = {}  # the printed field element
         return out
     item_schema = schema.element()
+    if schema.list_type == "map" and len(schema.keys) == 1:
+        quick = _one_key_document(value, schema.keys[0], item_schema)
+        if quick is not None:
+            return quick
     documents: dict[PathElement, dict[str, Any]] = {}
     for position, item in enumerate(value):
         element = item_element(schema, item, position)
@@ -229,6 +234,36 @@ def _whole_document(value: Any, schema: Schema) -> dict[str, Any]:
         else:
             documents[element] = {}
     return element_documents(documents)
+
+
+#: Printed elements of items with one key field, a string: (key, value) -> text.
+_ONE_KEY_TEXTS: dict[tuple[str, str], str] = {}
+
+
+def _one_key_document(items: list[Any], name: str, item_schema: Schema) -> dict[str, Any] | None:
+    """:func:`_whole_document` of an associative list keyed by the one field
+    ``name`` when every item is an object with a string there (their
+    elements then sort by that string); ``None`` otherwise."""
+    by_value: dict[str, Any] = {}
+    for item in items:
+        if type(item) is not dict:
+            return None
+        found = item.get(name)
+        if type(found) is not str:
+            return None
+        if found not in by_value:  # the first of duplicates wins
+            by_value[found] = item
+    out: dict[str, Any] = {".": {}}
+    for found in sorted(by_value):
+        text = _ONE_KEY_TEXTS.get((name, found))
+        if text is None:
+            text = print_element(("k", ((name, json_text(found)),)))
+            if len(_ONE_KEY_TEXTS) >= _ONE_KEY_SIZE:
+                _ONE_KEY_TEXTS.clear()
+            _ONE_KEY_TEXTS[(name, found)] = text
+        item = by_value[found]
+        out[text] = {} if _is_leaf(item_schema, item) else _whole_document(item, item_schema)
+    return out
 
 
 def _attach(into: FieldSet, path: Path, below: FieldSet) -> None:
@@ -300,6 +335,19 @@ def _same_container(left: Any, right: Any) -> bool:
 def _index(schema: Schema, items: list[Any]) -> dict[PathElement, Any]:
     """Items of an associative list by element; the first of duplicates wins."""
     found: dict[PathElement, Any] = {}
+    if schema.list_type == "map" and len(schema.keys) == 1:
+        name = schema.keys[0]
+        for position, item in enumerate(items):
+            element = None
+            if type(item) is dict:
+                key_value = item.get(name)
+                if type(key_value) is str:
+                    element = _ONE_KEY.get((name, key_value))  # item_element's cache
+            if element is None:
+                element = item_element(schema, item, position)
+            if element not in found:
+                found[element] = item
+        return found
     for position, item in enumerate(items):
         found.setdefault(item_element(schema, item, position), item)
     return found
