@@ -19,8 +19,8 @@ floors measured in the same run bound what any managedFields can cost:
 ``paths`` (computing the create's and the update's changed-path sets).
 
 Figures (2026-12-05, 2-core machine, load under 1; before = the code at
-051e4ad with this benchmark): storage ``now`` 335--345 us against ``bare`` 85 us,
-3.9--4.0x (before 7.3x); ``paths`` alone 2.05x, ``copy`` 1.7x, so 1.5x is out of
+051e4ad with this benchmark): storage ``now`` 325--345 us against ``bare`` 85--87 us,
+3.7--4.0x (before 7.3x); ``paths`` alone 2.05x, ``copy`` 1.7x, so 1.5x is out of
 reach there. Over HTTP 1.43--1.60x depending on the round trip (before
 1.63--1.88x).
 
