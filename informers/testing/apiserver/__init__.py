@@ -540,6 +540,17 @@ class ApiServer:
         self._storage.validation = bool(enabled)
 
     @property
+    def field_management(self) -> bool:
+        """Whether creates, updates and patches record their field manager
+        in ``managedFields`` (server-side apply always does); on by default.
+        Off serves benchmarks that compare against the cost without it."""
+        return self._storage.field_management
+
+    @field_management.setter
+    def field_management(self, enabled: bool) -> None:
+        self._storage.field_management = bool(enabled)
+
+    @property
     def watch_buffer_size(self) -> int:
         """Events buffered per watch before a slow consumer is disconnected
         (applies to watches opened afterwards)."""

@@ -99,6 +99,19 @@ class Storage:
         with self._cond:
             self._writes.validation = bool(value)
 
+    @property
+    def field_management(self) -> bool:
+        """Whether creates and updates record their field manager in
+        ``managedFields``; on by default. Off, every write is recorded as
+        one without a manager (the object keeps the entries it has)."""
+        with self._cond:
+            return self._writes.field_management
+
+    @field_management.setter
+    def field_management(self, value: bool) -> None:
+        with self._cond:
+            self._writes.field_management = bool(value)
+
     def has_status_subresource(self, resource: Resource) -> bool:
         with self._cond:
             kind = self._history.find(resource)

@@ -58,12 +58,20 @@ class Stored:
         return memoryview(full)[1:]
 
     def with_rv(self, rv: int) -> Stored:
-        """A copy whose ``metadata.resourceVersion`` is ``rv``."""
+        """A copy whose ``metadata.resourceVersion`` is ``rv`` (its JSON, if
+        already made, edited rather than made again)."""
         obj = dict(self.obj)
         meta = dict(obj.get("metadata") or {})
+        old = meta.get("resourceVersion")
         meta["resourceVersion"] = str(rv)
         obj["metadata"] = meta
-        return Stored(obj, self.key, rv, self.builtin)
+        out = Stored(obj, self.key, rv, self.builtin)
+        if self._full is not None and isinstance(old, str):
+            before = b'"resourceVersion":' + json.dumps(old).encode()
+            if self._full.count(before) == 1:  # only metadata's
+                after = b'"resourceVersion":' + json.dumps(meta["resourceVersion"]).encode()
+                out._full = self._full.replace(before, after)
+        return out
 
 
 _PREFIXES: dict[tuple[Any, Any], bytes] = {}

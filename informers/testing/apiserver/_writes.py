@@ -66,6 +66,8 @@ class ObjectWrites:
         self._services = _validation.ServiceAllocators()
         #: Validate and convert built-in kinds (see :mod:`._validation`).
         self.validation = True
+        #: Record ordinary writes in ``managedFields`` (off: as without a manager).
+        self.field_management = True
 
     def unregister(self, group: str, plural: str) -> None:
         """Stop serving every version of ``plural.group``: its objects are
@@ -133,6 +135,8 @@ class ObjectWrites:
         allocated = self._services.on_create(new, problems) if self._is_service(kind) else None
         if self.validation or problems:
             _validation.validate_create(resource, kind.builtin, new, problems)
+        if not self.field_management:
+            manager = None
         record_update(None, new, manager=manager, target=self._target(resource))
         if dry_run:  # validated and built, not stored
             del new["metadata"]["resourceVersion"]
@@ -233,7 +237,7 @@ class ObjectWrites:
         record_update(
             old.obj,
             new,
-            manager=manager,
+            manager=manager if self.field_management else None,
             target=self._target(resource),
             subresource=managed_subresource or subresource,
             entries=managed_fields,

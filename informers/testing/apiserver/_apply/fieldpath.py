@@ -35,16 +35,19 @@ from typing import Any
 from informers.errors import InformersError
 
 __all__ = [
+    "DocumentSet",
     "FieldSet",
     "FieldsV1Error",
     "Path",
     "PathElement",
+    "element_documents",
     "field",
     "format_path",
     "from_fields_v1",
     "index",
     "json_text",
     "key",
+    "member_document",
     "parse_element",
     "print_element",
     "to_fields_v1",
@@ -178,14 +181,20 @@ def _value_order(text: str) -> tuple[int, Any]:
 
 
 @functools.lru_cache(maxsize=65536)
-def _order(element: PathElement) -> tuple[int, Any]:
+def _order(element: PathElement) -> tuple[Any, ...]:
     """Sort key: fields, then keys, then values, then indices, each in the
-    server's order (keys field by field, values numbers first)."""
+    server's order (keys field by field, values numbers first). Flat, so
+    that keys compare quickly: ``(1, name, rank, value, name, rank, value,
+    ...)`` for a key element."""
     tag, data = element
     if tag == "k":
-        return (1, tuple((name, _value_order(text)) for name, text in data))
+        flat: list[Any] = [1]
+        for name, text in data:
+            flat.append(name)
+            flat.extend(_value_order(text))
+        return tuple(flat)
     if tag == "v":
-        return (2, _value_order(data))
+        return (2, *_value_order(data))
     return (_RANKS[tag], data)
 
 
@@ -218,6 +227,8 @@ class FieldSet:
             child = node.children.get(element)
             if child is None:
                 child = node.children[element] = FieldSet()
+            elif child.__class__ is not FieldSet:  # a document's set: never changed
+                child = node.children[element] = child.copy()
             node = child
         node.members.add(path[-1])
 
@@ -351,6 +362,123 @@ class FieldSet:
         return out
 
 
+_MEMBERS: Any = FieldSet.__dict__["members"]
+_CHILDREN: Any = FieldSet.__dict__["children"]
+
+
+class DocumentSet(FieldSet):
+    """The paths below a node, read from the node's ``FieldsV1`` document
+    one level at a time, when first asked for (the document's ``"."``
+    entry, if any, says the node itself is a member: it is not part of this
+    set).
+
+    Built by :func:`member_document` for sets the server computes (such as
+    every field of a created object): emitting one gives its document back
+    unchanged, and operations that look at a few paths decode only those.
+    The document must be well-formed and is shared, never modified; a set
+    changed in place (:meth:`insert`) stops using it."""
+
+    __slots__ = ("_document", "_loaded")
+
+    def __init__(self, document: dict[str, Any]) -> None:  # no super().__init__: lazy
+        self._document: dict[str, Any] | None = document
+        self._loaded = False
+
+    def _load(self) -> None:
+        members: set[PathElement] = set()
+        children: dict[PathElement, FieldSet] = {}
+        for name, sub in (self._document or {}).items():
+            if name == ".":
+                continue
+            element = parse_element(name)
+            if not sub or "." in sub:
+                members.add(element)
+            if len(sub) > ("." in sub):
+                children[element] = DocumentSet(sub)
+        _MEMBERS.__set__(self, members)
+        _CHILDREN.__set__(self, children)
+        self._loaded = True
+
+    @property
+    def members(self) -> set[PathElement]:
+        if not self._loaded:
+            self._load()
+        found: set[PathElement] = _MEMBERS.__get__(self)
+        return found
+
+    @members.setter
+    def members(self, value: set[PathElement]) -> None:
+        if not self._loaded:
+            self._load()
+        self._document = None
+        _MEMBERS.__set__(self, value)
+
+    @property
+    def children(self) -> dict[PathElement, FieldSet]:
+        if not self._loaded:
+            self._load()
+        found: dict[PathElement, FieldSet] = _CHILDREN.__get__(self)
+        return found
+
+    @children.setter
+    def children(self, value: dict[PathElement, FieldSet]) -> None:
+        if not self._loaded:
+            self._load()
+        self._document = None
+        _CHILDREN.__set__(self, value)
+
+    def __bool__(self) -> bool:
+        document = self._document
+        if document is not None and not self._loaded:
+            return len(document) > ("." in document)
+        return super().__bool__()
+
+    def covers(self, other: FieldSet) -> bool:
+        """As :meth:`FieldSet.covers`, looking up only ``other``'s paths in
+        the document (a few paths against a large set, as an update's)."""
+        document = self._document
+        if document is None or self._loaded:
+            return super().covers(other)
+        for element in other.members:
+            sub = document.get(print_element(element))
+            if sub is None or (sub and "." not in sub):
+                return False
+        for element, child in other.children.items():
+            sub = document.get(print_element(element))
+            if sub is None or len(sub) <= ("." in sub) or not DocumentSet(sub).covers(child):
+                return False
+        return True
+
+    def insert(self, path: Path) -> None:
+        """Add ``path``: the set is no longer its document's."""
+        self._load()
+        self._document = None
+        super().insert(path)
+
+    def document(self) -> dict[str, Any] | None:
+        """The ``FieldsV1`` document of this node as a member (``None`` once
+        changed in place)."""
+        return self._document
+
+
+def member_document(document: dict[str, Any]) -> FieldSet:
+    """The set of paths below a member node whose ``FieldsV1`` document
+    (``{".": {}, ...}``, well-formed, in the server's key order) is
+    ``document``; the document is kept and shared, so it must never change."""
+    return DocumentSet(document)
+
+
+def element_documents(documents: dict[PathElement, dict[str, Any]]) -> dict[str, Any]:
+    """The ``FieldsV1`` document of a member node whose elements have these
+    documents (``{}`` for a member without children), keys in the server's
+    order."""
+    out: dict[str, Any] = {".": {}}
+    elements = sorted(documents, key=_order) if len(documents) > 1 else documents
+    for element in elements:
+        out[print_element(element)] = documents[element]
+    return out
+
+
 # ------------------------------------------------------------------ FieldsV1
 
 
@@ -363,17 +491,40 @@ def to_fields_v1(fields: FieldSet) -> dict[str, Any]:
 
 
 def _emit(fields: FieldSet, include_self: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if include_self:
-        out["."] = {}
-    elements = sorted(fields.members | fields.children.keys(), key=_order)
-    for element in elements:
-        child = fields.children.get(element)
-        name = print_element(element)
+    if isinstance(fields, DocumentSet):
+        document = fields.document()
+        if document is not None:  # shared: documents are never changed
+            if include_self == ("." in document):
+                return document
+            if include_self:
+                return {".": {}, **document}
+            return {k: v for k, v in document.items() if k != "."}
+    out: dict[str, Any] = {".": {}} if include_self else {}
+    members, children = fields.members, fields.children
+    if not children:
+        names = [data for tag, data in members if tag == "f"]
+        if len(names) == len(members):  # only fields, none with children
+            names.sort()
+            for name in names:
+                out["f:" + name] = {}
+            return out
+    elements = members | children.keys()
+    names = [data for tag, data in elements if tag == "f"]
+    if len(names) == len(elements):  # only fields: sorted by name, quickly
+        names.sort()
+        for name in names:
+            child = children.get(("f", name))
+            if child is None:
+                out["f:" + name] = {}
+            else:
+                out["f:" + name] = _emit(child, ("f", name) in members)
+        return out
+    for element in sorted(elements, key=_order):
+        child = children.get(element)
         if child is None:
-            out[name] = {}
+            out[print_element(element)] = {}
         else:
-            out[name] = _emit(child, include_self=element in fields.members)
+            out[print_element(element)] = _emit(child, element in members)
     return out
 
 

@@ -16,9 +16,9 @@ version and subresource) and names the manager of a request
 from __future__ import annotations
 
 import collections
-import dataclasses
 import datetime
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,9 +100,20 @@ def _go_quote(text: str) -> str:
     return f'"{escaped}"'
 
 
+#: (second, its stamp): the last stamp made (a tuple, replaced whole).
+_last_stamp: tuple[int, str] = (0, "")
+
+
 def now() -> str:
     """The current time as managedFields stamp it (RFC 3339, seconds, UTC)."""
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    global _last_stamp  # noqa: PLW0603 - a one-entry cache, replaced atomically
+    second = int(time.time())
+    last = _last_stamp
+    if last[0] == second:
+        return last[1]
+    stamp = datetime.datetime.fromtimestamp(second, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _last_stamp = (second, stamp)
+    return stamp
 
 
 def _normal_time(text: Any) -> str | None:
@@ -135,7 +146,19 @@ _CACHE_SIZE = 4096
 
 
 def _copies(managed: dict[Identity, Entry]) -> dict[Identity, Entry]:
-    return {ident: dataclasses.replace(entry) for ident, entry in managed.items()}
+    return {
+        ident: Entry(
+            entry.manager,
+            entry.operation,
+            entry.api_version,
+            entry.fields,
+            entry.time,
+            entry.subresource,
+            entry.encoded,
+            entry.encoded_for,
+        )
+        for ident, entry in managed.items()
+    }
 
 
 def remember(entries: list[Any], managed: dict[Identity, Entry]) -> None:

@@ -31,8 +31,11 @@ from informers.testing.apiserver._apply.fieldpath import (
     FieldSet,
     Path,
     PathElement,
+    element_documents,
     index,
     json_text,
+    member_document,
+    print_element,
 )
 from informers.testing.apiserver._apply.schema import Schema
 
@@ -60,12 +63,27 @@ def _is_leaf(schema: Schema, value: Any) -> bool:
     return True
 
 
+#: Elements of items with one key field, a string: (key, value) -> element.
+_ONE_KEY: dict[tuple[str, str], PathElement] = {}
+_ONE_KEY_SIZE = 16384
+
+
 def item_element(schema: Schema, item: Any, position: int) -> PathElement:
     """The path element of ``item`` (at ``position``) in a list of ``schema``."""
     if schema.list_type == "map" and isinstance(item, dict):
         keys = schema.keys
         if len(keys) == 1 and keys[0] in item:  # the common case, quickly
-            return ("k", ((keys[0], json_text(item[keys[0]])),))
+            name = keys[0]
+            found = item[name]
+            if type(found) is not str:
+                return ("k", ((name, json_text(found)),))
+            cached = _ONE_KEY.get((name, found))
+            if cached is None:
+                cached = ("k", ((name, json_text(found)),))
+                if len(_ONE_KEY) >= _ONE_KEY_SIZE:
+                    _ONE_KEY.clear()
+                _ONE_KEY[(name, found)] = cached
+            return cached
         fields = {}
         for name in schema.keys:
             if name in item:
@@ -161,52 +179,150 @@ def _empty(value: Any) -> bool:
     return value is _MISSING or value is None or (isinstance(value, dict | list) and not value)
 
 
+def _whole(value: Any, schema: Schema) -> FieldSet:
+    """Every path below ``value`` (a non-empty container that is not a
+    leaf): what :func:`compare` reports below a node that appears or
+    disappears as a whole. Built as its ``FieldsV1`` document in one walk,
+    and decoded only where a later operation looks."""
+    return member_document(_whole_document(value, schema))
+
+
+#: Documents of objects whose fields are all leaves, by their names (shared:
+#: documents are never changed).
+_LEAF_DOCUMENTS: dict[tuple[str, ...], dict[str, Any]] = {}
+_LEAF_DOCUMENTS_SIZE = 4096
+
+
+def _whole_document(value: Any, schema: Schema) -> dict[str, Any]:
+    """The ``FieldsV1`` document of ``value`` as a member node with every
+    path below it."""
+    if isinstance(value, dict):
+        for child in value.values():
+            if child and isinstance(child, dict | list):
+                break
+        else:  # only leaves: the document depends on the names alone
+            names = tuple(value)
+            known = _LEAF_DOCUMENTS.get(names)
+            if known is None:
+                known = {".": {}, **{"f:" + name: {} for name in sorted(names)}}
+                if len(_LEAF_DOCUMENTS) >= _LEAF_DOCUMENTS_SIZE:
+                    _LEAF_DOCUMENTS.clear()
+                _LEAF_DOCUMENTS[names] = known
+            return known
+        out: dict[str, Any] = {".": {}}
+        for name in sorted(value):
+            child = value[name]
+            if child and isinstance(child, dict | list):
+                sub_schema = schema.field(name)
+                if not _is_leaf(sub_schema, child):
+                    out["f:" + name] = _whole_document(child, sub_schema)
+                    continue
+            out["f:" + name] = {}  # the printed field element
+        return out
+    item_schema = schema.element()
+    if schema.list_type == "map" and len(schema.keys) == 1:
+        quick = _one_key_document(value, schema.keys[0], item_schema)
+        if quick is not None:
+            return quick
+    documents: dict[PathElement, dict[str, Any]] = {}
+    for position, item in enumerate(value):
+        element = item_element(schema, item, position)
+        if element in documents:  # the first of duplicates wins
+            continue
+        if item and isinstance(item, dict | list) and not _is_leaf(item_schema, item):
+            documents[element] = _whole_document(item, item_schema)
+        else:
+            documents[element] = {}
+    return element_documents(documents)
+
+
+#: Printed elements of items with one key field, a string: (key, value) -> text.
+_ONE_KEY_TEXTS: dict[tuple[str, str], str] = {}
+
+
+def _one_key_document(items: list[Any], name: str, item_schema: Schema) -> dict[str, Any] | None:
+    """:func:`_whole_document` of an associative list keyed by the one field
+    ``name`` when every item is an object with a string there (their
+    elements then sort by that string); ``None`` otherwise."""
+    by_value: dict[str, Any] = {}
+    for item in items:
+        if type(item) is not dict:
+            return None
+        found = item.get(name)
+        if type(found) is not str:
+            return None
+        if found not in by_value:  # the first of duplicates wins
+            by_value[found] = item
+    out: dict[str, Any] = {".": {}}
+    for found in sorted(by_value):
+        text = _ONE_KEY_TEXTS.get((name, found))
+        if text is None:
+            text = print_element(("k", ((name, json_text(found)),)))
+            if len(_ONE_KEY_TEXTS) >= _ONE_KEY_SIZE:
+                _ONE_KEY_TEXTS.clear()
+            _ONE_KEY_TEXTS[(name, found)] = text
+        item = by_value[found]
+        out[text] = {} if _is_leaf(item_schema, item) else _whole_document(item, item_schema)
+    return out
+
+
+def _attach(into: FieldSet, path: Path, below: FieldSet) -> None:
+    """Add ``path`` and ``below`` (the paths under it, a set of its own) to
+    ``into`` in place; ``path`` is not in ``into`` yet."""
+    if not path:
+        into.members |= below.members
+        into.children.update(below.children)
+        return
+    node = into
+    for element in path[:-1]:
+        child = node.children.get(element)
+        if child is None:
+            child = node.children[element] = FieldSet()
+        node = child
+    node.members.add(path[-1])
+    node.children[path[-1]] = below
+
+
 def _compare(old: Any, new: Any, schema: Schema, path: Path, out: Comparison) -> None:
-    leaf = (
-        (old is not _MISSING and _is_leaf(schema, old))
-        or (new is not _MISSING and _is_leaf(schema, new))
-        or (
-            old is not _MISSING
-            and new is not _MISSING
-            and isinstance(old, dict) != isinstance(new, dict)
-        )
+    if old is _MISSING or new is _MISSING:
+        # a node that appears or disappears: itself and everything below it
+        present = new if old is _MISSING else old
+        into = out.added if old is _MISSING else out.removed
+        if present is _MISSING or _empty(present) or _is_leaf(schema, present):
+            into.insert(path)
+        else:
+            _attach(into, path, _whole(present, schema))
+        return
+    if (
+        _is_leaf(schema, old)
+        or _is_leaf(schema, new)
+        or isinstance(old, dict) != isinstance(new, dict)
         or (_empty(old) and _empty(new))
-    )
-    if leaf:
-        if old is _MISSING:
-            out.added.insert(path)
-        elif new is _MISSING:
-            out.removed.insert(path)
-        elif not _equal(old, new):
+    ):
+        if not _equal(old, new):
             out.modified.insert(path)
         return
-    if isinstance(old if old is not _MISSING else new, dict):
-        left = old if isinstance(old, dict) else {}
-        right = new if isinstance(new, dict) else {}
-        for name, lvalue in left.items():
-            rvalue = right.get(name, _MISSING)
+    if isinstance(old, dict):
+        for name, lvalue in old.items():
+            rvalue = new.get(name, _MISSING)
             if rvalue is lvalue or _same_container(lvalue, rvalue):
                 continue
             _compare(lvalue, rvalue, schema.field(name), (*path, ("f", name)), out)
-        for name, rvalue in right.items():
-            if name not in left:
+        for name, rvalue in new.items():
+            if name not in old:
                 _compare(_MISSING, rvalue, schema.field(name), (*path, ("f", name)), out)
-    else:
-        item_schema = schema.element()
-        left_items = _index(schema, old if isinstance(old, list) else [])
-        right_items = _index(schema, new if isinstance(new, list) else [])
-        for element, litem in left_items.items():
-            ritem = right_items.get(element, _MISSING)
-            if ritem is litem or _same_container(litem, ritem):
-                continue
-            _compare(litem, ritem, item_schema, (*path, element), out)
-        for element, ritem in right_items.items():
-            if element not in left_items:
-                _compare(_MISSING, ritem, item_schema, (*path, element), out)
-    if old is _MISSING:
-        out.added.insert(path)
-    elif new is _MISSING:
-        out.removed.insert(path)
+        return
+    item_schema = schema.element()
+    left_items = _index(schema, old)
+    right_items = _index(schema, new)
+    for element, litem in left_items.items():
+        ritem = right_items.get(element, _MISSING)
+        if ritem is litem or _same_container(litem, ritem):
+            continue
+        _compare(litem, ritem, item_schema, (*path, element), out)
+    for element, ritem in right_items.items():
+        if element not in left_items:
+            _compare(_MISSING, ritem, item_schema, (*path, element), out)
 
 
 def _same_container(left: Any, right: Any) -> bool:
@@ -219,6 +335,19 @@ def _same_container(left: Any, right: Any) -> bool:
 def _index(schema: Schema, items: list[Any]) -> dict[PathElement, Any]:
     """Items of an associative list by element; the first of duplicates wins."""
     found: dict[PathElement, Any] = {}
+    if schema.list_type == "map" and len(schema.keys) == 1:
+        name = schema.keys[0]
+        for position, item in enumerate(items):
+            element = None
+            if type(item) is dict:
+                key_value = item.get(name)
+                if type(key_value) is str:
+                    element = _ONE_KEY.get((name, key_value))  # item_element's cache
+            if element is None:
+                element = item_element(schema, item, position)
+            if element not in found:
+                found[element] = item
+        return found
     for position, item in enumerate(items):
         found.setdefault(item_element(schema, item, position), item)
     return found

@@ -64,7 +64,14 @@ def _string_map(errs: FieldErrors, path: str, value: Any) -> dict[str, Any]:
 
 def validate_labels(errs: FieldErrors, path: str, labels: Any) -> None:
     """``ValidateLabels``: every key a qualified name, every value a label value."""
-    for key, value in sorted(_string_map(errs, path, labels).items()):
+    items = _string_map(errs, path, labels)
+    qualified, label_value = names.qualified_name, names.label_value
+    for key, value in items.items():  # the common case: all valid, in any order
+        if qualified(key) or type(value) is not str or label_value(value):
+            break
+    else:
+        return
+    for key, value in sorted(items.items()):
         for msg in names.qualified_name(key):
             errs.invalid(path, key, msg)
         text = value if isinstance(value, str) else str(value)
@@ -74,6 +81,15 @@ def validate_labels(errs: FieldErrors, path: str, labels: Any) -> None:
 
 def _annotations(errs: FieldErrors, path: str, annotations: Any) -> None:
     items = _string_map(errs, path, annotations)
+    qualified = names.qualified_name
+    size = 0
+    for key, value in items.items():  # the common case: all valid, in any order
+        if qualified(key.lower()) or type(value) is not str:
+            break
+        size += len(key.encode()) + len(value.encode())
+    else:
+        if size <= ANNOTATIONS_LIMIT:
+            return
     size = 0
     for key, value in sorted(items.items()):
         for msg in names.qualified_name(key.lower()):

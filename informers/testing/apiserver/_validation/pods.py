@@ -83,16 +83,20 @@ def _ports(errs: FieldErrors, path: str, ports: Any) -> None:
 
 
 def _env(errs: FieldErrors, path: str, env: Any) -> None:
+    match = _ENV_NAME.match
     for i, var in enumerate(_list(errs, path, env)):
-        here = f"{path}[{i}]"
+        if type(var) is dict:
+            name = var.get("name")
+            if name and type(name) is str and match(name):
+                continue  # the common case: no path built
         if not isinstance(var, dict):
-            errs.invalid(here, var, "must be an object")
+            errs.invalid(f"{path}[{i}]", var, "must be an object")
             continue
         name = var.get("name")
         if not name:
-            errs.required(f"{here}.name", "")
-        elif not _ENV_NAME.match(str(name)):
-            errs.invalid(f"{here}.name", str(name), _ENV_NAME_MSG)
+            errs.required(f"{path}[{i}].name", "")
+        elif not match(str(name)):
+            errs.invalid(f"{path}[{i}].name", str(name), _ENV_NAME_MSG)
 
 
 def _resources(errs: FieldErrors, path: str, resources: Any) -> None:

@@ -328,3 +328,27 @@ def test_concurrent_appliers_all_land(server: ApiServer, ns: str) -> None:
     assert obj["data"] == {f"key-{n}": "round-4" for n in range(4)}
     owners = {e["manager"]: e["fieldsV1"] for e in obj["metadata"]["managedFields"]}
     assert owners == {f"writer-{n}": {"f:data": {f"f:key-{n}": {}}} for n in range(4)}
+
+
+def test_field_management_off_records_no_update_entries(server: ApiServer, ns: str) -> None:
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    server.field_management = False
+    try:
+        status, made = _request(server, "POST", path, json.dumps(_deployment(ns)).encode())
+        assert status == 201
+        assert "managedFields" not in made["metadata"]
+    finally:
+        server.field_management = True
+    assert server.field_management
+    made["spec"]["replicas"] = 3
+    status, updated = _request(server, "PUT", f"{path}/web", json.dumps(made).encode())
+    assert status == 200
+    # an object created untracked stays untracked, as before field management
+    assert "managedFields" not in updated["metadata"]
+    status, other = _request(
+        server, "POST", path, json.dumps({**_deployment(ns), "metadata": {"name": "db"}}).encode()
+    )
+    assert status == 201
+    [entry] = other["metadata"]["managedFields"]
+    assert entry["manager"] == "test-agent"
+    assert entry["fieldsV1"]["f:spec"]["f:replicas"] == {}
