@@ -174,8 +174,9 @@ class Client:
         self._kinds: dict[tuple[str, str], Resource] = {}
         self._by_arg: dict[Resource | str, CachedKind] = {}
         self._by_res: dict[Resource, CachedKind] = {}
-        # The store lookups of the kinds a get can read at once: synced,
-        # every namespace watched, no write of ours not read back.
+        # The store lookups of the kinds a get can read at once: synced, no
+        # write of ours not read back. (A key of a namespace the factory
+        # does not watch is in no store: such a get misses and reads live.)
         self._fast: dict[Resource | str, Callable[[str], Any]] = {}
 
     @property
@@ -311,7 +312,7 @@ class Client:
 
     def _refresh_locked(self, cached: CachedKind) -> None:
         """Put ``cached``'s names into, or take them out of, the fast path."""
-        if cached.fast and not cached.written:
+        if cached.synced and not cached.written:
             for arg in cached.args:
                 self._fast[arg] = cached.indexer.get_by_key
         else:
@@ -358,8 +359,8 @@ class Client:
         catch-up timeout when this client wrote the object and the cache
         has not caught up yet."""
         if not live and model is None:
-            # The common case first: a synced cache of every namespace, no
-            # write of ours to wait for. (Anything else takes the long way.)
+            # The common case first: a synced cache, no write of ours to wait
+            # for, the object there. (Anything else takes the long way.)
             try:
                 found = self._fast[resource](f"{namespace}/{name}" if namespace else name)
             except KeyError:  # not a kind of the fast path
