@@ -34,12 +34,13 @@ to round, and each ratio reported is the median of the per-round ratios, so
 a noisy neighbour hits all alike. The cached gets run in many short rounds
 (151 of 2000 reads per contender, about 0.6 ms each): a preemption spoils a
 round or two, which the median leaves out, where a few long rounds would
-each carry some. Pinning the process to one CPU steadies the cached-get
-figures further (nanoseconds each):
+each carry some; the writes likewise (15 rounds of 40 requests per verb).
+Pinning the process to one CPU steadies the cached-get figures further
+(nanoseconds each):
 
     PYTHONPATH=. taskset -c 1 python -m benchmarks.bench_client
     PYTHONPATH=. python -m benchmarks.bench_client \
-        --get-rounds 151 --gets 2000 --rounds 5 --writes 100
+        --get-rounds 151 --gets 2000 --rounds 15 --writes 40
 """
 
 from __future__ import annotations
@@ -266,7 +267,7 @@ def measure_writes(api: Any, rounds: int, writes: int) -> dict[str, dict[str, fl
 
 
 def run(
-    rounds: int = 5, gets: int = 2000, writes: int = 200, get_rounds: int = 151
+    rounds: int = 15, gets: int = 2000, writes: int = 40, get_rounds: int = 151
 ) -> dict[str, Any]:
     """Both measurements on one fresh emulator: ``get_rounds`` rounds of
     ``gets`` cached reads per contender, ``rounds`` rounds (after one to warm
@@ -309,8 +310,8 @@ def report(result: dict[str, Any]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of live writes")
-    parser.add_argument("--writes", type=int, default=200, help="requests per verb per round")
+    parser.add_argument("--rounds", type=int, default=15, help="rounds of live writes")
+    parser.add_argument("--writes", type=int, default=40, help="requests per verb per round")
     parser.add_argument("--get-rounds", type=int, default=151, help="rounds of cached gets")
     parser.add_argument(
         "--gets", type=int, default=2000, help="cached gets per contender per round"
