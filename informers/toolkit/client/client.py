@@ -741,4 +741,5 @@ class Client:
             options["preconditions"] = preconditions
         if dry_run:
             options["dryRun"] = ["All"]
-        return self._send("DELETE", res, ns, path, options, dry_run=dry_run, field_manager=None)
+        body = options if len(options) > 2 else None  # no options: no body, the server's defaults
+        return self._send("DELETE", res, ns, path, body, dry_run=dry_run, field_manager=None)
