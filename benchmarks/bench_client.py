@@ -21,8 +21,9 @@
     nothing else (no kind resolved, no read-your-writes check): what binding
     the keyword arguments and filling the keyword-only defaults costs over a
     positional lister call;
-  - *wrapper*: a method with that signature that calls ``lister.get(name,
-    ns)`` (one more Python frame).
+  - *wrapper*: the same method calling the lister's ``get`` with the key
+    instead of the store's ``get_by_key`` (the lister read, one Python frame
+    down).
 
 * **live writes**: create, replace (update), merge patch and delete of
   ConfigMaps through the client, against the official client's generated
@@ -91,15 +92,17 @@ def _body(name: str, value: str) -> dict[str, Any]:
     }
 
 
-class _Floors:
+class _Floor:
     """``get`` with the client's signature over the same cache, doing the
-    least: the signature floor and the wrapper of the module documentation."""
+    least: it builds the key and hands it to ``read``. With the store's
+    ``get_by_key`` that is the signature floor of the module documentation;
+    with a lister's ``get`` (which, given a key and no namespace, reads that
+    key) the wrapper: the lister read one frame down."""
 
-    def __init__(self, get_by_key: Callable[[str], Any], lister_get: Callable[..., Any]) -> None:
-        self._get_by_key = get_by_key
-        self._lister_get = lister_get
+    def __init__(self, read: Callable[[str], Any]) -> None:
+        self._read = read
 
-    def signature(
+    def get(
         self,
         resource: Any,
         name: str,
@@ -108,18 +111,7 @@ class _Floors:
         live: bool = False,
         model: Any = None,
     ) -> Any:
-        return self._get_by_key(f"{namespace}/{name}" if namespace else name)
-
-    def wrapper(
-        self,
-        resource: Any,
-        name: str,
-        *,
-        namespace: str | None = None,
-        live: bool = False,
-        model: Any = None,
-    ) -> Any:
-        return self._lister_get(name, namespace or "")
+        return self._read(f"{namespace}/{name}" if namespace else name)
 
 
 def _get_loops(kube: Client, factory: SharedInformerFactory) -> dict[str, Callable[[], None]]:
@@ -129,8 +121,7 @@ def _get_loops(kube: Client, factory: SharedInformerFactory) -> dict[str, Callab
     store = factory.configmaps().get_indexer()
     names = [f"cm-{i}" for i in range(0, OBJECTS, max(1, OBJECTS // 100))]
     get, list_get, by_ns = kube.get, lister.get, lister.namespace
-    floors = _Floors(store.get_by_key, list_get)
-    signature, wrapper = floors.signature, floors.wrapper
+    signature, wrapper = _Floor(store.get_by_key).get, _Floor(list_get).get
     expected = list_get(names[0], NAMESPACE)
     assert expected is not None
     assert get("configmaps", names[0], namespace=NAMESPACE) is expected
