@@ -729,7 +729,7 @@ class Client:
         finalizers hold it) or a ``Status``. Raises
         :class:`~informers.errors.NotFoundError` when it is gone already."""
         res, ns, path = self._named(resource, name, namespace, "a delete")
-        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        options: dict[str, Any] = {}
         if propagation_policy is not None:
             options["propagationPolicy"] = propagation_policy
         if grace_period_seconds is not None:
@@ -741,5 +741,6 @@ class Client:
             options["preconditions"] = preconditions
         if dry_run:
             options["dryRun"] = ["All"]
-        body = options if len(options) > 2 else None  # no options: no body, the server's defaults
+        # Without options, no body (as the official client sends): the server's defaults.
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", **options} if options else None
         return self._send("DELETE", res, ns, path, body, dry_run=dry_run, field_manager=None)

@@ -137,7 +137,7 @@ class WriteBarrier:
         """After a reconcile call: keep ``context``'s ledger (if it recorded
         anything) for each of its requests."""
         ledger: WriteLedger | None = getattr(context, "writes", None)
-        if ledger is None or not ledger._versions:  # nothing written: no lock taken
+        if ledger is None or not ledger:  # nothing written (no lock taken)
             return
         for request in context.requests:
             self._keep(request, ledger)
