@@ -18,11 +18,22 @@ one Event coalesce in the buffer.
 The floor, timed the same way in the same run: a bare ``deque.append`` of
 a tuple, the least any asynchronous hand-off costs.
 
+Robust on a shared machine: the calls run in ``--rounds`` slices, each
+followed by the floor over the same slice (so the recorder's worker competes
+with both), and each slice of ``event()`` once more timed with the calling
+thread's CPU clock (``time.thread_time_ns``). The figure held to the target
+is the median over the rounds of each round's p99 (wall clock), so a burst
+of load from other processes spoils a round, not the figure; the p99 of all
+calls pooled is printed beside it. The CPU-time p99 is what ``event()``
+costs the caller itself, without the time the OS gave other processes (nor
+the time the caller waited for the interpreter lock; the clock costs about
+a microsecond per reading on its own).
+
 Target: p99 <= 50 us (absolute), printed beside the floor's.
 
 Run:
 
-    PYTHONPATH=. python benchmarks/bench_events_recorder.py [--calls N] [--objects N]
+    PYTHONPATH=. python benchmarks/bench_events_recorder.py [--calls N] [--objects N] [--rounds N]
     python -m pytest benchmarks/bench_events_recorder.py --benchmark-enable -s
 """
 
@@ -32,6 +43,7 @@ import argparse
 import collections
 import gc
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -61,8 +73,11 @@ def _percentiles(samples_ns: list[int]) -> dict[str, float]:
     return {"p50": at(0.50), "p90": at(0.90), "p99": at(0.99), "max": ordered[-1] / 1000.0}
 
 
-def _time_calls(call: Callable[[Any], None], args: Sequence[Any]) -> list[int]:
-    clock = time.perf_counter_ns
+def _time_calls(
+    call: Callable[[Any], None],
+    args: Sequence[Any],
+    clock: Callable[[], int] = time.perf_counter_ns,
+) -> list[int]:
     samples: list[int] = []
     append = samples.append
     for arg in args:
@@ -72,8 +87,18 @@ def _time_calls(call: Callable[[Any], None], args: Sequence[Any]) -> list[int]:
     return samples
 
 
-def run(calls: int, objects: int, seed: int = 1) -> dict[str, dict[str, float]]:
-    """Time ``calls`` event() calls with the server down, and the floor."""
+def _summary(rounds: list[list[int]]) -> dict[str, float]:
+    """The pooled percentiles of every round's samples, and the median over
+    the rounds of each round's p99 (``p99 rounds``)."""
+    pooled = _percentiles([sample for samples in rounds for sample in samples])
+    pooled["p99 rounds"] = statistics.median(_percentiles(r)["p99"] for r in rounds)
+    return pooled
+
+
+def run(calls: int, objects: int, seed: int = 1, rounds: int = 10) -> dict[str, dict[str, float]]:
+    """Time ``calls`` event() calls with the server down, in ``rounds``
+    slices, each followed by the floor over the same slice; and each slice
+    of event() again on the thread's CPU clock."""
     rng = random.Random(seed)
     with ApiServer() as server:
         pods = [
@@ -93,6 +118,18 @@ def run(calls: int, objects: int, seed: int = 1) -> dict[str, dict[str, float]]:
         )
         for _ in range(calls)
     ]
+    rounds = max(1, min(rounds, calls // 100))
+    size = -(-calls // rounds)
+    slices = [work[start : start + size] for start in range(0, calls, size)]
+    floor_queue: collections.deque[tuple[Any, ...]] = collections.deque()
+    floor_append = floor_queue.append
+
+    def floor(args: tuple[Any, str, str, str]) -> None:
+        floor_append((args, 0.0))
+
+    ours: list[list[int]] = []
+    ours_cpu: list[list[int]] = []
+    floors: list[list[int]] = []
     recorder = EventRecorder(api, "bench-controller", retry_delay=0.05)
     try:
         event = recorder.event
@@ -104,35 +141,43 @@ def run(calls: int, objects: int, seed: int = 1) -> dict[str, dict[str, float]]:
         for args in work[: min(1000, calls)]:
             one(args)
         gc.collect()
-        ours = _time_calls(one, work)
+        for part in slices:
+            ours.append(_time_calls(one, part))
+            floors.append(_time_calls(floor, part))
+            floor_queue.clear()
+            ours_cpu.append(_time_calls(one, part, time.thread_time_ns))
         stats = recorder.stats()
     finally:
         recorder.stop()
         api.close()
-    floor_queue: collections.deque[tuple[Any, ...]] = collections.deque()
-    floor_append = floor_queue.append
-
-    def floor(args: tuple[Any, str, str, str]) -> None:
-        floor_append((args, 0.0))
-
-    floor_samples = _time_calls(floor, work)
-    result = {"event()": _percentiles(ours), "floor: deque.append": _percentiles(floor_samples)}
+    result = {
+        "event()": _summary(ours),
+        "event() CPU time": _summary(ours_cpu),
+        "floor: deque.append": _summary(floors),
+    }
     result["event()"]["dropped"] = float(sum(stats.dropped.values()))
     result["event()"]["pending"] = float(stats.pending)
+    result["event()"]["rounds"] = float(len(slices))
     return result
 
 
 def report(result: dict[str, dict[str, float]]) -> bool:
-    """Print the table; return whether the target was met."""
+    """Print the table; return whether the target was met (the median of
+    the rounds' p99s, wall clock)."""
     ours, floor = result["event()"], result["floor: deque.append"]
-    print(f"{'case':<22}{'p50 us':>10}{'p90 us':>10}{'p99 us':>10}{'max us':>10}")
+    print(
+        f"{'case':<22}{'p50 us':>10}{'p90 us':>10}{'p99 us':>10}{'max us':>10}{'p99 of rounds':>15}"
+    )
     for name, row in result.items():
         print(
-            f"{name:<22}{row['p50']:>10.2f}{row['p90']:>10.2f}{row['p99']:>10.2f}{row['max']:>10.1f}"
+            f"{name:<22}{row['p50']:>10.2f}{row['p90']:>10.2f}{row['p99']:>10.2f}"
+            f"{row['max']:>10.1f}{row['p99 rounds']:>15.2f}"
         )
-    met = ours["p99"] <= TARGET_P99_US
+    figure = ours["p99 rounds"]
+    met = figure <= TARGET_P99_US
     print(
-        f"event() p99 / floor p99: {ours['p99'] / max(floor['p99'], 1e-3):.1f}x; "
+        f"event() p99 (median of {ours['rounds']:.0f} rounds) / floor's: "
+        f"{figure / max(floor['p99 rounds'], 1e-3):.1f}x; "
         f"target p99 <= {TARGET_P99_US:.0f} us: {'met' if met else 'MISSED'} "
         f"(buffer {ours['pending']:.0f} pending, {ours['dropped']:.0f} dropped)"
     )
@@ -143,8 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=50_000)
     parser.add_argument("--objects", type=int, default=2_000)
+    parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args(argv)
-    report(run(args.calls, args.objects))
+    report(run(args.calls, args.objects, rounds=args.rounds))
     return 0
 
 

@@ -29,7 +29,6 @@ class CachedKind:
 
     __slots__ = (
         "args",
-        "fast",
         "highest",
         "indexer",
         "informer",
@@ -47,8 +46,6 @@ class CachedKind:
         self.namespaced = resource.namespaced
         self.watched = (watched or "") if resource.namespaced else ""
         self.synced = False
-        #: Synced, and the factory watches every namespace.
-        self.fast = False
         self.written: dict[str, str] = {}
         self.highest = -1
         #: The names and Resources the client was asked this kind by.
@@ -58,7 +55,6 @@ class CachedKind:
         """Whether the informer has synced (remembered once it has)."""
         if self.informer.has_synced():
             self.synced = True
-            self.fast = not self.watched
         return self.synced
 
     def record(self, key: str, version: str) -> None:

@@ -61,7 +61,7 @@ import builtins
 import logging
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -174,8 +174,9 @@ class Client:
         self._kinds: dict[tuple[str, str], Resource] = {}
         self._by_arg: dict[Resource | str, CachedKind] = {}
         self._by_res: dict[Resource, CachedKind] = {}
-        # The store lookups of the kinds a get can read at once: synced,
-        # every namespace watched, no write of ours not read back.
+        # The store lookups of the kinds a get can read at once: synced, no
+        # write of ours not read back. (A key of a namespace the factory
+        # does not watch is in no store: such a get misses and reads live.)
         self._fast: dict[Resource | str, Callable[[str], Any]] = {}
 
     @property
@@ -244,16 +245,44 @@ class Client:
                 body.setdefault("kind", kind)
         return body
 
-    def _target(
-        self, obj: Mapping[str, Any], resource: Resource | str | None, namespace: str | None
-    ) -> tuple[Resource, str, str]:
-        """The resource, namespace ("" for cluster-scoped) and name of ``obj``."""
-        res = self.resource_of(obj) if resource is None else self.resolve(resource)
-        meta = _metadata(obj)
+    def _about(
+        self,
+        obj: Any,
+        resource: Resource | str | None,
+        namespace: str | None,
+        subresource: str | None,
+        what: str = "",
+    ) -> tuple[dict[str, Any], Resource, str, str]:
+        """``obj`` as a dict, its resource, namespace ("" for cluster-scoped)
+        and the path of a request about it: its collection's when
+        ``subresource`` is ``None`` (a create), else the object's own plus
+        ``subresource``; ``what`` names the request in the error raised when
+        the object has no ``metadata.name``. ``namespace`` is used when the
+        object names none."""
+        body = self._body(obj)
+        res = self.resource_of(body) if resource is None else self.resolve(resource)
+        meta = _metadata(body)
         ns = str(meta.get("namespace") or namespace or "") if res.namespaced else _CLUSTER
         if res.namespaced and not ns:
             raise ObjectKeyError(f"a namespaced {res.kind} needs metadata.namespace")
-        return res, ns, str(meta.get("name") or "")
+        if subresource is None:
+            return body, res, ns, res.collection_path(ns or None)
+        name = str(meta.get("name") or "")
+        if not name:
+            raise ObjectKeyError(f"{what} needs metadata.name")
+        return body, res, ns, res.object_path(name, ns or None) + subresource
+
+    def _named(
+        self, resource: Resource | str, name: str, namespace: str | None, what: str = ""
+    ) -> tuple[Resource, str, str]:
+        """The resource, namespace ("" for cluster-scoped) and path of the
+        object ``name``; ``what`` (when given) names the request in the
+        error raised when a namespaced kind comes without ``namespace``."""
+        res = self.resolve(resource)
+        ns = (namespace or "") if res.namespaced else _CLUSTER
+        if what and res.namespaced and not ns:
+            raise ObjectKeyError(f"{what} of a namespaced {res.kind} needs namespace=")
+        return res, ns, res.object_path(name, ns or None)
 
     # ------------------------------------------------------------------ cache
 
@@ -283,7 +312,7 @@ class Client:
 
     def _refresh_locked(self, cached: CachedKind) -> None:
         """Put ``cached``'s names into, or take them out of, the fast path."""
-        if cached.fast and not cached.written:
+        if cached.synced and not cached.written:
             for arg in cached.args:
                 self._fast[arg] = cached.indexer.get_by_key
         else:
@@ -330,8 +359,8 @@ class Client:
         catch-up timeout when this client wrote the object and the cache
         has not caught up yet."""
         if not live and model is None:
-            # The common case first: a synced cache of every namespace, no
-            # write of ours to wait for. (Anything else takes the long way.)
+            # The common case first: a synced cache, no write of ours to wait
+            # for, the object there. (Anything else takes the long way.)
             try:
                 found = self._fast[resource](f"{namespace}/{name}" if namespace else name)
             except KeyError:  # not a kind of the fast path
@@ -356,9 +385,7 @@ class Client:
                     key,
                     extra={"kind": str(cached.resource), "key": key},
                 )
-        res = self.resolve(resource)
-        ns = (namespace or "") if res.namespaced else _CLUSTER
-        path = res.object_path(name, ns or None)
+        path = self._named(resource, name, namespace)[2]
         obj = self._transport.request("GET", path, read_timeout=self._timeout).json()
         return self._converted(obj, model)
 
@@ -484,31 +511,30 @@ class Client:
 
     # ------------------------------------------------------------------ writes
 
-    def _query(
-        self, dry_run: bool, field_manager: str | None, force: bool | None = None
-    ) -> builtins.list[tuple[str, str]]:
-        query: list[tuple[str, str]] = []
-        if dry_run:
-            query.append(("dryRun", "All"))
-        manager = field_manager or self._field_manager
-        if manager:
-            query.append(("fieldManager", manager))
-        if force:
-            query.append(("force", "true"))
-        return query
-
-    def _send(  # noqa: PLR0917 - the private form of the verbs' arguments
+    def _send(
         self,
         method: str,
         res: Resource,
         namespace: str,
         path: str,
         body: object,
-        query: Sequence[tuple[str, str]],
+        *,
+        dry_run: bool,
+        field_manager: str | None,
+        force: bool | None = None,
         content_type: str = "application/json",
     ) -> dict[str, Any]:
-        """One write; its answer, recorded for read-your-writes unless it
-        was a dry run."""
+        """One write (query: ``dryRun``, ``fieldManager`` -- ``field_manager``
+        or the client's --, ``force``); its answer, recorded for
+        read-your-writes unless it was a dry run."""
+        query: list[tuple[str, str]] = []
+        if dry_run:
+            query.append(("dryRun", "All"))
+        manager = field_manager or self._field_manager
+        if manager and method != "DELETE":  # DeleteOptions has no fieldManager
+            query.append(("fieldManager", manager))
+        if force:
+            query.append(("force", "true"))
         response = self._transport.request(
             method,
             path,
@@ -518,7 +544,7 @@ class Client:
             read_timeout=self._timeout,
         )
         answer: dict[str, Any] = response.json() if response.data else {}
-        if not any(name == "dryRun" for name, _ in query):
+        if not dry_run:
             self._record(res, namespace, answer)
         return answer
 
@@ -535,10 +561,8 @@ class Client:
         the object as stored. ``namespace`` is used when the object names
         none. Raises :class:`~informers.errors.AlreadyExistsError`,
         :class:`~informers.errors.InvalidError`..."""
-        body = self._body(obj)
-        res, ns, _ = self._target(body, resource, namespace)
-        path = res.collection_path(ns or None)
-        return self._send("POST", res, ns, path, body, self._query(dry_run, field_manager))
+        body, res, ns, path = self._about(obj, resource, namespace, None)
+        return self._send("POST", res, ns, path, body, dry_run=dry_run, field_manager=field_manager)
 
     def update(
         self,
@@ -552,7 +576,8 @@ class Client:
         must be the stored one: :class:`~informers.errors.ConflictError`
         otherwise); the object as stored. The status is not changed by an
         update of a kind with a status subresource: :meth:`update_status`."""
-        return self._put(obj, resource, dry_run, field_manager, "")
+        body, res, ns, path = self._about(obj, resource, None, "", "an update")
+        return self._send("PUT", res, ns, path, body, dry_run=dry_run, field_manager=field_manager)
 
     def update_status(
         self,
@@ -564,22 +589,8 @@ class Client:
     ) -> dict[str, Any]:
         """Replace ``obj``'s status (PUT of the ``status`` subresource); as
         :meth:`update`."""
-        return self._put(obj, resource, dry_run, field_manager, "/status")
-
-    def _put(
-        self,
-        obj: Any,
-        resource: Resource | str | None,
-        dry_run: bool,
-        field_manager: str | None,
-        subresource: str,
-    ) -> dict[str, Any]:
-        body = self._body(obj)
-        res, ns, name = self._target(body, resource, None)
-        if not name:
-            raise ObjectKeyError("an update needs metadata.name")
-        path = res.object_path(name, ns or None) + subresource
-        return self._send("PUT", res, ns, path, body, self._query(dry_run, field_manager))
+        body, res, ns, path = self._about(obj, resource, None, "/status", "an update")
+        return self._send("PUT", res, ns, path, body, dry_run=dry_run, field_manager=field_manager)
 
     def patch(
         self,
@@ -598,9 +609,8 @@ class Client:
         ``"strategic"`` (strategic merge patch, built-in kinds only) or
         ``"apply"`` (prefer :meth:`apply`). ``patch`` may also be bytes.
         Returns the patched object."""
-        return self._patch(
-            resource, name, patch, namespace, patch_type, dry_run, field_manager, force, ""
-        )
+        res, ns, path = self._named(resource, name, namespace, "a patch")
+        return self._patch(res, ns, path, patch, patch_type, dry_run, field_manager, force)
 
     def patch_status(
         self,
@@ -614,33 +624,35 @@ class Client:
         field_manager: str | None = None,
     ) -> dict[str, Any]:
         """Patch the ``status`` subresource; as :meth:`patch`."""
-        return self._patch(
-            resource, name, patch, namespace, patch_type, dry_run, field_manager, None, "/status"
-        )
+        res, ns, path = self._named(resource, name, namespace, "a patch")
+        return self._patch(res, ns, path + "/status", patch, patch_type, dry_run, field_manager)
 
     def _patch(  # noqa: PLR0917 - the private form of patch()'s arguments
         self,
-        resource: Resource | str,
-        name: str,
+        res: Resource,
+        namespace: str,
+        path: str,
         patch: Any,
-        namespace: str | None,
         patch_type: str,
         dry_run: bool,
         field_manager: str | None,
-        force: bool | None,
-        subresource: str,
+        force: bool | None = None,
     ) -> dict[str, Any]:
         media_type = PATCH_TYPES.get(patch_type)
         if media_type is None:
             raise ValueError(f"patch_type is one of {sorted(PATCH_TYPES)}, not {patch_type!r}")
-        res = self.resolve(resource)
-        ns = (namespace or "") if res.namespaced else _CLUSTER
-        if res.namespaced and not ns:
-            raise ObjectKeyError(f"a patch of a namespaced {res.kind} needs namespace=")
         body = patch if isinstance(patch, bytes | list) else to_dict(patch, self._api_client)
-        path = res.object_path(name, ns or None) + subresource
-        query = self._query(dry_run, field_manager, force)
-        return self._send("PATCH", res, ns, path, body, query, media_type)
+        return self._send(
+            "PATCH",
+            res,
+            namespace,
+            path,
+            body,
+            dry_run=dry_run,
+            field_manager=field_manager,
+            force=force,
+            content_type=media_type,
+        )
 
     def apply(
         self,
@@ -683,13 +695,18 @@ class Client:
     ) -> dict[str, Any]:
         if not field_manager:
             raise ValueError("server-side apply needs a field_manager")
-        body = self._body(obj)
-        res, ns, name = self._target(body, resource, None)
-        if not name:
-            raise ObjectKeyError("an applied object needs metadata.name")
-        path = res.object_path(name, ns or None) + subresource
-        query = self._query(dry_run, field_manager, force)
-        return self._send("PATCH", res, ns, path, body, query, APPLY_PATCH)
+        body, res, ns, path = self._about(obj, resource, None, subresource, "an applied object")
+        return self._send(
+            "PATCH",
+            res,
+            ns,
+            path,
+            body,
+            dry_run=dry_run,
+            field_manager=field_manager,
+            force=force,
+            content_type=APPLY_PATCH,
+        )
 
     def delete(
         self,
@@ -711,11 +728,8 @@ class Client:
         Returns the server's answer: the object (marked for deletion when
         finalizers hold it) or a ``Status``. Raises
         :class:`~informers.errors.NotFoundError` when it is gone already."""
-        res = self.resolve(resource)
-        ns = (namespace or "") if res.namespaced else _CLUSTER
-        if res.namespaced and not ns:
-            raise ObjectKeyError(f"a delete of a namespaced {res.kind} needs namespace=")
-        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        res, ns, path = self._named(resource, name, namespace, "a delete")
+        options: dict[str, Any] = {}
         if propagation_policy is not None:
             options["propagationPolicy"] = propagation_policy
         if grace_period_seconds is not None:
@@ -727,6 +741,6 @@ class Client:
             options["preconditions"] = preconditions
         if dry_run:
             options["dryRun"] = ["All"]
-        path = res.object_path(name, ns or None)
-        query = [("dryRun", "All")] if dry_run else []
-        return self._send("DELETE", res, ns, path, options, query)
+        # Without options, no body (as the official client sends): the server's defaults.
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", **options} if options else None
+        return self._send("DELETE", res, ns, path, body, dry_run=dry_run, field_manager=None)

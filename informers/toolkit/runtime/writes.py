@@ -24,7 +24,10 @@ call as failed and requeues the request with backoff, so a cache that lags
 for long is reported and never read silently, and the retry waits again.
 
 Thread-safe: a ledger and a barrier each guard their state with a lock; the
-waits run outside it.
+waits run outside it. A reconcile that wrote nothing takes neither lock: an
+empty ledger and an empty barrier are seen by one atomic read of a dict's
+size (the workqueue orders a request's :meth:`WriteBarrier.keep` before its
+next :meth:`WriteBarrier.hold`, so a ledger kept for it is never missed).
 """
 
 from __future__ import annotations
@@ -88,12 +91,10 @@ class WriteLedger:
             self.record(informer, str(version), timeout)
 
     def __bool__(self) -> bool:
-        with self._lock:
-            return bool(self._versions)
+        return bool(self._versions)  # one atomic read of the dict's size: no lock
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._versions)
+        return len(self._versions)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every informer has applied its recorded version, at
@@ -136,7 +137,7 @@ class WriteBarrier:
         """After a reconcile call: keep ``context``'s ledger (if it recorded
         anything) for each of its requests."""
         ledger: WriteLedger | None = getattr(context, "writes", None)
-        if context is None or not ledger:
+        if ledger is None or not ledger:  # nothing written (no lock taken)
             return
         for request in context.requests:
             self._keep(request, ledger)
@@ -155,6 +156,8 @@ class WriteBarrier:
         the previous calls for ``requests`` made. Forgets what it waited for;
         raises :class:`~informers.errors.CacheSyncTimeoutError` when a cache
         did not catch up within the ledger's timeout."""
+        if not self._ledgers:  # no writes kept for any request: no lock taken
+            return
         with self._lock:
             ledgers = [(r, self._ledgers.pop(r)) for r in requests if r in self._ledgers]
             if not ledgers:
@@ -178,8 +181,7 @@ class WriteBarrier:
 
     def pending(self) -> int:
         """How many requests have writes not waited for yet."""
-        with self._lock:
-            return len(self._ledgers)
+        return len(self._ledgers)
 
     def waiting(self) -> int:
         """How many reconciles are being held back right now."""

@@ -308,3 +308,38 @@ def test_a_client_without_read_your_writes_reads_the_cache_as_it_is(
             client.get("cm", "a", namespace=ns)  # not in the cache yet
     finally:
         api_server.stall_watches(0)
+
+
+def test_a_factory_of_one_namespace_serves_that_namespace_and_no_other(
+    api_server: ApiServer, api: Any, ns: str
+) -> None:
+    other = f"{ns}-b"
+    api_server.create("namespaces", {"metadata": {"name": other}})
+    for where in (ns, other):
+        api_server.create("configmaps", cm("a", where, k=where))
+    scoped = SharedInformerFactory(api, namespace=ns)
+    try:
+        informer = scoped.configmaps()
+        scoped.start()
+        wait_for_cache_sync(informer, timeout=10)
+        client = Client(api, factory=scoped)
+        for _ in range(2):  # the first read resolves the kind, the second takes the fast path
+            assert client.get("cm", "a", namespace=ns) is informer.get_indexer().get_by_key(
+                f"{ns}/a"
+            )
+            # another namespace is in no store of the factory: read live
+            assert client.get("cm", "a", namespace=other)["data"] == {"k": other}
+            with pytest.raises(NotFoundError):
+                client.get("cm", "missing", namespace=ns)
+            with pytest.raises(NotFoundError):
+                client.get("cm", "missing", namespace=other)
+        api_server.stall_watches(60)
+        try:  # what the cache answers is the cache's: a change it has not seen is not there
+            api_server.update("configmaps", cm("a", ns, k="changed"))
+            api_server.update("configmaps", cm("a", other, k="changed"))
+            assert client.get("cm", "a", namespace=ns)["data"] == {"k": ns}
+            assert client.get("cm", "a", namespace=other)["data"] == {"k": "changed"}
+        finally:
+            api_server.stall_watches(0)
+    finally:
+        scoped.shutdown()

@@ -102,3 +102,41 @@ def test_a_stopped_informer_is_not_waited_for() -> None:
     ledger.record(stopped, "9")
     assert ledger.wait()
     assert stopped.asked == []
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["keep", "hold"]),
+            st.lists(st.sampled_from("abc"), min_size=1, max_size=3, unique=True),
+            st.booleans(),
+        ),
+        max_size=30,
+    )
+)
+def test_the_barrier_holds_exactly_the_requests_with_writes_kept(
+    steps: list[tuple[str, list[str], bool]],
+) -> None:
+    """Against a model (the set of requests with writes kept and not held
+    yet), through every change between an empty barrier (held without a
+    lock) and a non-empty one: a hold waits for the writes kept for its
+    requests, never for others', and only once."""
+    barrier = WriteBarrier()
+    informer = FakeInformer(applied=100)
+    kept: set[str] = set()
+    for step, names, wrote in steps:
+        requests = [Request("ns", name) for name in names]
+        if step == "keep":
+            context = ReconcileContext(requests, threading.Event(), None, REAL_CLOCK)
+            if wrote:
+                context.writes.record(informer, "7", timeout=0.0)
+                kept.update(names)
+            barrier.keep(context)
+        else:
+            asked = len(informer.asked)
+            barrier.hold(requests)
+            held = kept & set(names)
+            kept -= held
+            assert (len(informer.asked) > asked) == bool(held)
+        assert barrier.pending() == len(kept)
+    assert barrier.waiting() == 0
