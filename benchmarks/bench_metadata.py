@@ -17,13 +17,15 @@ metadata_only=...)`` from start to synced for every contender in turn.
 Contenders: the full dict cache (the reference); metadata-only
 (``PartialObjectMetadata``, managed fields kept, as the server sends them) in
 dicts; stripped of managed fields in a
-:class:`~informers.cache.compact.CompactStore` (zlib; it pages its lists
-itself); in a :class:`~informers.cache.compact.raw.RawStore` (objects kept as
-the JSON bytes they came in, metadata read in C), as served and stripped --
-the last is what ``factory.for_resource(..., metadata_only=True)`` builds by
-default. The floor line gives the JSON bytes of one object's
-``PartialObjectMetadata``, as served and without managed fields: what a cache
-of them holds at least, before any per-object bookkeeping.
+:class:`~informers.cache.compact.CompactStore` with its default zlib codec;
+in a :class:`~informers.cache.compact.raw.RawStore` (objects kept as the JSON
+bytes they came in, metadata read in C), as served and stripped; and what
+``factory.for_resource(..., metadata_only=True)`` builds by default
+(:func:`~informers.cache.scope.metadata_store`: stripped, a CompactStore of
+plain JSON). The compact and raw stores page their lists (500 a page). The
+floor line gives the mean JSON bytes of one pod's ``PartialObjectMetadata``,
+as served and without managed fields: what a cache of them holds at least,
+before any per-object bookkeeping.
 Prints each figure and its ratio to the full cache (``x smaller``,
 ``x faster``); memory as RSS growth and as tracemalloc's count of Python
 allocations (steadier at small sizes); sync as the median of ``--rounds`` runs
@@ -57,6 +59,7 @@ from informers.cache.compact.raw import RawStore
 from informers.cache.informer import SharedIndexInformer
 from informers.cache.protocols import StoreFactory
 from informers.cache.reflector import ReflectorConfig
+from informers.cache.scope import metadata_store
 from informers.cache.transforms import strip_managed_fields
 from informers.rest.listwatch import HTTPListerWatcher
 from informers.util.gcpolicy import collector_paused
@@ -69,18 +72,20 @@ HERE = Path(__file__).resolve().parent
 
 FULL = "full objects, dict store"
 META = "metadata-only, dict store"
-META_COMPACT = "metadata-only, stripped, CompactStore"
+META_ZLIB = "metadata-only, stripped, CompactStore (zlib)"
 META_RAW = "metadata-only, RawStore"
-META_DEFAULT = "metadata-only, stripped, RawStore (default)"
-#: Each contender: (metadata_only, strip managed fields, store: None (dicts),
-#: CompactStore (which pages its lists itself) or RawStore). The last is what
-#: ``factory.for_resource(..., metadata_only=True)`` builds by default.
+META_RAW_STRIPPED = "metadata-only, stripped, RawStore"
+META_DEFAULT = "metadata-only, stripped, JSON (the default)"
+#: Each contender: (metadata_only, strip managed fields, store: None (dicts)
+#: or a store factory). The last is what ``factory.for_resource(...,
+#: metadata_only=True)`` builds by default (:func:`~informers.cache.scope.metadata_store`).
 CONTENDERS: dict[str, tuple[bool, bool, StoreFactory | None]] = {
     FULL: (False, False, None),
     META: (True, False, None),
-    META_COMPACT: (True, True, CompactStore),
+    META_ZLIB: (True, True, CompactStore),
     META_RAW: (True, False, RawStore),
-    META_DEFAULT: (True, True, RawStore),
+    META_RAW_STRIPPED: (True, True, RawStore),
+    META_DEFAULT: (True, True, metadata_store),
 }
 
 

@@ -24,15 +24,14 @@ and then calls the optional ``on_removed()`` hook of each of its handlers
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from informers.cache.compact import CompactStore, JSONCodec
 from informers.cache.fifo import TransformFunc
 from informers.cache.protocols import StoreFactory
-from informers.cache.store import Indexer
 from informers.errors import IndexFunctionError
 from informers.wire.objects import Indexers
 from informers.wire.resources import Resource
@@ -48,6 +47,8 @@ __all__ = [
     "metadata_store",
     "notify_removed",
 ]
+
+log = logging.getLogger(__name__)
 
 #: The hot set (decoded objects kept) of :func:`metadata_store`'s store: a
 #: metadata-only object decodes in a few microseconds, so few are kept.
@@ -73,20 +74,17 @@ def metadata_store(
 ) -> InformerStore:
     """The cache a metadata-only informer gets when neither the request nor
     the factory names a store (a :class:`~informers.cache.protocols.StoreFactory`):
-    a :class:`~informers.cache.compact.raw.RawStore` with a hot set of
-    :data:`METADATA_HOT_OBJECTS`; the default dict
-    :class:`~informers.cache.store.Indexer` when msgspec is not installed.
-    Reads return dicts either way."""
-    if importlib.util.find_spec("msgspec") is None:
-        return Indexer(indexers=indexers, on_index_error=on_index_error)
-    from informers.cache.compact.raw import RawStore  # noqa: PLC0415 - needs msgspec
-
-    return RawStore(
-        indexers=indexers, on_index_error=on_index_error, hot_objects=METADATA_HOT_OBJECTS
+    a :class:`~informers.cache.compact.store.CompactStore` keeping each object
+    as plain JSON (:class:`~informers.cache.compact.codecs.JSONCodec`: a
+    stripped pod's metadata is about 620 bytes) with a hot set of
+    :data:`METADATA_HOT_OBJECTS`. Handlers, transforms and reads get dicts,
+    as with the default store."""
+    return CompactStore(
+        indexers=indexers,
+        on_index_error=on_index_error,
+        codec=JSONCodec(),
+        hot_objects=METADATA_HOT_OBJECTS,
     )
-
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

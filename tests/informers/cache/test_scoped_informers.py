@@ -26,34 +26,9 @@ from informers.testing import ApiServer
 from informers.toolkit.runtime import InformerSource
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
 from informers.wire.resources import CONFIGMAPS, SECRETS, Resource
-from tests.helpers import WAIT, HookedRecorder, Recorder
+from tests.helpers import WAIT, WIDGETS, HookedRecorder, Recorder, install_widgets
 from tracker import ResourceTracker
 from tracker.mirror import Column, MirrorDatabase, MirrorStore
-
-WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
-WIDGET_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
 
 
 @dataclass
@@ -111,7 +86,7 @@ def test_metadata_only_informer_lister_and_index(
 ) -> None:
     resource = CONFIGMAPS
     if kind == "widgets":
-        api_server.create("customresourcedefinitions", WIDGET_CRD)
+        install_widgets(api_server)
         resource = WIDGETS
     _namespace(api_server, "a")
     for i in range(6):
@@ -416,7 +391,7 @@ class _Sink:
 
 
 def test_a_crd_uninstalled_and_reinstalled(api_server: ApiServer, client: Any) -> None:
-    api_server.create("customresourcedefinitions", WIDGET_CRD)
+    install_widgets(api_server)
     api_server.create(WIDGETS, _object(WIDGETS, "w1"), "default")
     factory = SharedInformerFactory(client)
     try:
@@ -437,7 +412,7 @@ def test_a_crd_uninstalled_and_reinstalled(api_server: ApiServer, client: Any) -
             source.start(sink)  # the removal stopped the source
         source.stop()  # idempotent
         # reinstalled: a new informer of the same name serves the new objects
-        api_server.create("customresourcedefinitions", WIDGET_CRD)
+        install_widgets(api_server)
         api_server.create(WIDGETS, _object(WIDGETS, "w2"), "default")
         fresh = factory.for_resource("widgets.example.com", metadata_only=True)
         assert fresh is not informer
