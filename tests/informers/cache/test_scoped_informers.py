@@ -17,10 +17,12 @@ from typing import Any
 import pytest
 
 from informers import wait_for_cache_sync
+from informers.cache.compact import CompactStore
 from informers.cache.factory import SharedInformerFactory
 from informers.cache.multinamespace import MultiNamespaceInformer
 from informers.cache.reflector import ReflectorConfig
 from informers.cache.scope import InformerKey
+from informers.cache.store import Indexer
 from informers.errors import InformerStateError
 from informers.testing import ApiServer
 from informers.toolkit.runtime import InformerSource
@@ -471,3 +473,59 @@ def test_the_mirror_stores_metadata_only_objects(
     finally:
         factory.shutdown()
         database.close()
+
+
+def test_what_a_metadata_only_informer_holds_by_default(api_server: ApiServer, client: Any) -> None:
+    managed = [
+        {
+            "manager": "m",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:data": {}},
+        }
+    ]
+    body = {"metadata": {"name": "c", "managedFields": managed}, "data": {"k": "v"}}
+    api_server.create(CONFIGMAPS, body, "default")
+    seen: list[Any] = []
+
+    def tag(obj: Any) -> Any:
+        seen.append(type(obj))
+        return obj
+
+    factory = SharedInformerFactory(client)
+    try:
+        meta = factory.for_resource(CONFIGMAPS, metadata_only=True)
+        # managed_fields=None means the default (dropped): the same informer
+        assert factory.for_resource(CONFIGMAPS, metadata_only=True, managed_fields=False) is meta
+        kept = factory.for_resource(CONFIGMAPS, metadata_only=True, managed_fields=True)
+        stripped_full = factory.for_resource(CONFIGMAPS, managed_fields=False, transform=tag)
+        dicts = factory.for_resource(CONFIGMAPS, metadata_only=True, store=Indexer)
+        assert len({id(i) for i in (meta, kept, stripped_full, dicts)}) == 4
+        assert str(InformerKey(CONFIGMAPS, _options_of(factory, dicts))).endswith("store Indexer]")
+        assert type(meta.get_indexer()) is CompactStore
+        assert meta.get_indexer().codec.name == "json"
+        assert type(dicts.get_indexer()) is Indexer
+        with pytest.raises(TypeError, match="unknown informer options"):
+            factory.for_resource(CONFIGMAPS, metadata_onyl=True)  # type: ignore[call-overload]
+        factory.start()
+        assert wait_for_cache_sync(meta, kept, stripped_full, dicts, timeout=WAIT)
+
+        def cached(informer: Any) -> dict[str, Any]:
+            obj = informer.get_indexer().get_by_key("default/c")
+            assert obj is not None
+            return dict(obj["metadata"])
+
+        assert "managedFields" not in cached(meta)
+        assert "managedFields" not in cached(dicts)
+        assert cached(kept)["managedFields"] == managed
+        full = stripped_full.get_indexer().get_by_key("default/c")
+        assert full["data"] == {"k": "v"}
+        assert "managedFields" not in full["metadata"]
+        assert seen == [dict]  # the transform ran after the strip, on a dict
+    finally:
+        factory.shutdown()
+
+
+def _options_of(factory: SharedInformerFactory, informer: Any) -> Any:
+    return next(k.options for k, i in factory.informers().items() if i is informer)
