@@ -18,6 +18,7 @@ import pytest
 
 from informers import wait_for_cache_sync
 from informers.cache.compact import CompactStore
+from informers.cache.compact.raw import RawStore
 from informers.cache.factory import SharedInformerFactory
 from informers.cache.multinamespace import MultiNamespaceInformer
 from informers.cache.reflector import ReflectorConfig
@@ -81,11 +82,18 @@ def _by_label(obj: Any) -> list[str]:
     return [obj["metadata"].get("labels", {}).get("tier", "")]
 
 
+#: The caches a metadata-only informer may have: the default (compact JSON),
+#: dicts, and raw JSON (whose handlers get read-only RawObjects).
+STORES = {"default": {}, "dicts": {"store": Indexer}, "raw": {"store": RawStore}}
+
+
+@pytest.mark.parametrize("store", sorted(STORES))
 @pytest.mark.parametrize("watch_list", [False, True], ids=["list", "watch-list"])
 @pytest.mark.parametrize("kind", ["configmaps", "widgets"])
 def test_metadata_only_informer_lister_and_index(
-    api_server: ApiServer, client: Any, kind: str, watch_list: bool
+    api_server: ApiServer, client: Any, kind: str, watch_list: bool, store: str
 ) -> None:
+    options: dict[str, Any] = {"metadata_only": True, **STORES[store]}
     resource = CONFIGMAPS
     if kind == "widgets":
         install_widgets(api_server)
@@ -96,8 +104,8 @@ def test_metadata_only_informer_lister_and_index(
     config = ReflectorConfig(use_watch_list=watch_list, watch_list_deadline=5.0)
     factory = SharedInformerFactory(client, reflector_config=config)
     try:
-        informer = factory.for_resource(kind, metadata_only=True)
-        assert factory.for_resource(kind, metadata_only=True) is informer
+        informer = factory.for_resource(kind, **options)
+        assert factory.for_resource(kind, **options) is informer
         informer.add_indexers({"tier": _by_label})
         recorder = Recorder()
         informer.add_event_handler(recorder)
@@ -107,7 +115,7 @@ def test_metadata_only_informer_lister_and_index(
         assert reflector is not None
         # a streaming list was served (no fall-back to a plain list)
         assert reflector.state.mem.watch_list is watch_list
-        lister = factory.lister(kind, metadata_only=True)
+        lister = factory.lister(kind, **options)
         every = lister.list()
         assert len(every) == 6
         assert {o["kind"] for o in every} == {"PartialObjectMetadata"}
