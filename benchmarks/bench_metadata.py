@@ -15,11 +15,17 @@ runs ``SharedIndexInformer`` over ``HTTPListerWatcher(...,
 metadata_only=...)`` from start to synced for every contender in turn.
 
 Contenders: the full dict cache (the reference); metadata-only
-(``PartialObjectMetadata``, managed fields kept, as the server sends them);
-metadata-only with ``strip_managed_fields``; the same with lists read in
-pages of 500 (``ReflectorConfig(paginate_lists=True)``: the whole list is never
-parsed at once, so the RSS peak of the parse goes away); and the same in a
-:class:`~informers.cache.compact.CompactStore` (which pages its lists itself).
+(``PartialObjectMetadata``, managed fields kept, as the server sends them) in
+dicts; stripped of managed fields in a
+:class:`~informers.cache.compact.CompactStore` with its default zlib codec;
+in a :class:`~informers.cache.compact.raw.RawStore` (objects kept as the JSON
+bytes they came in, metadata read in C), as served and stripped; and what
+``factory.for_resource(..., metadata_only=True)`` builds by default
+(:func:`~informers.cache.scope.metadata_store`: stripped, a CompactStore of
+plain JSON). The compact and raw stores page their lists (500 a page). The
+floor line gives the mean JSON bytes of one pod's ``PartialObjectMetadata``,
+as served and without managed fields: what a cache of them holds at least,
+before any per-object bookkeeping.
 Prints each figure and its ratio to the full cache (``x smaller``,
 ``x faster``); memory as RSS growth and as tracemalloc's count of Python
 allocations (steadier at small sizes); sync as the median of ``--rounds`` runs
@@ -49,11 +55,15 @@ import kubernetes.client
 
 from benchmarks.bench_compact import PER_NAMESPACE, realistic_pod
 from informers.cache.compact import CompactStore
+from informers.cache.compact.raw import RawStore
 from informers.cache.informer import SharedIndexInformer
+from informers.cache.protocols import StoreFactory
 from informers.cache.reflector import ReflectorConfig
+from informers.cache.scope import metadata_store
 from informers.cache.transforms import strip_managed_fields
 from informers.rest.listwatch import HTTPListerWatcher
 from informers.util.gcpolicy import collector_paused
+from informers.wire.partial import as_partial_object_metadata
 from informers.wire.resources import PODS
 
 __all__ = ["CONTENDERS", "main"]
@@ -61,19 +71,35 @@ __all__ = ["CONTENDERS", "main"]
 HERE = Path(__file__).resolve().parent
 
 FULL = "full objects, dict store"
-META = "metadata-only"
-META_STRIPPED = "metadata-only, strip_managed_fields"
-META_PAGED = "metadata-only, stripped, lists paged"
-META_COMPACT = "metadata-only, stripped, CompactStore"
-#: Each contender: (metadata_only, strip managed fields, pages of 500, compact
-#: store -- which pages its lists itself).
-CONTENDERS: dict[str, tuple[bool, bool, bool, bool]] = {
-    FULL: (False, False, False, False),
-    META: (True, False, False, False),
-    META_STRIPPED: (True, True, False, False),
-    META_PAGED: (True, True, True, False),
-    META_COMPACT: (True, True, True, True),
+META = "metadata-only, dict store"
+META_ZLIB = "metadata-only, stripped, CompactStore (zlib)"
+META_RAW = "metadata-only, RawStore"
+META_RAW_STRIPPED = "metadata-only, stripped, RawStore"
+META_DEFAULT = "metadata-only, stripped, JSON (the default)"
+#: Each contender: (metadata_only, strip managed fields, store: None (dicts)
+#: or a store factory). The last is what ``factory.for_resource(...,
+#: metadata_only=True)`` builds by default (:func:`~informers.cache.scope.metadata_store`).
+CONTENDERS: dict[str, tuple[bool, bool, StoreFactory | None]] = {
+    FULL: (False, False, None),
+    META: (True, False, None),
+    META_ZLIB: (True, True, CompactStore),
+    META_RAW: (True, False, RawStore),
+    META_RAW_STRIPPED: (True, True, RawStore),
+    META_DEFAULT: (True, True, metadata_store),
 }
+
+
+def floor(n: int, sample: int = 2000) -> dict[str, float]:
+    """The size of what a metadata-only cache must hold, per object: the
+    mean JSON bytes of a pod's ``PartialObjectMetadata``, as served and
+    without managed fields (over ``sample`` pods spread across the ``n``)."""
+    sizes: dict[str, list[int]] = {"as served": [], "without managedFields": []}
+    for i in range(0, n, max(1, n // sample)):
+        partial = as_partial_object_metadata(realistic_pod(i))
+        sizes["as served"].append(len(json.dumps(partial, separators=(",", ":"))))
+        partial["metadata"] = {k: v for k, v in partial["metadata"].items() if k != "managedFields"}
+        sizes["without managedFields"].append(len(json.dumps(partial, separators=(",", ":"))))
+    return {k: statistics.mean(v) for k, v in sizes.items()}
 
 
 CHILD = [sys.executable, "-m", "benchmarks.bench_metadata"]
@@ -104,15 +130,15 @@ def serve(n: int) -> None:
 
 
 def _informer(url: str, contender: str) -> tuple[SharedIndexInformer, Any]:
-    metadata_only, strip, paged, compact = CONTENDERS[contender]
+    metadata_only, strip, store = CONTENDERS[contender]
     config = kubernetes.client.Configuration()
     config.host = url
     client = kubernetes.client.ApiClient(config)
     informer = SharedIndexInformer(
         HTTPListerWatcher(client, PODS, metadata_only=metadata_only),
         name="pods",
-        store=CompactStore if compact else None,
-        reflector_config=ReflectorConfig(description="pods", paginate_lists=paged or None),
+        store=store,
+        reflector_config=ReflectorConfig(description="pods"),
     )
     if strip:
         informer.set_transform(strip_managed_fields)
@@ -246,8 +272,10 @@ def run(n: int, rounds: int = 3) -> list[Figure]:
 
 def report(n: int, figures: list[Figure]) -> str:
     full = figures[0]
+    sizes = ", ".join(f"{k} {v:,.0f} B" for k, v in floor(n).items())
     lines = [
         f"{n:,} realistic pods; ratios against the full dict cache measured in the same run",
+        f"floor: the JSON of one PartialObjectMetadata, {sizes}",
         f"{'contender':38} {'sync s':>6} {'faster':>6} {'gc off':>6} {'faster':>6}"
         f" {'RSS B/obj':>9} {'smaller':>7} {'traced B/obj':>12} {'smaller':>7}",
     ]

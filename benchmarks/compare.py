@@ -92,6 +92,8 @@ from informers import (
 )
 from informers.cache.compact import CompactStore
 from informers.cache.compact.raw import RawStore
+from informers.cache.scope import metadata_store
+from informers.cache.transforms import strip_managed_fields
 from informers.toolkit.manager import Manager
 from informers.wire import _json
 from informers.wire.resources import PODS
@@ -136,7 +138,9 @@ OURS = "kube-informers"
 OURS_COMPACT = "kube-informers, compact store"
 #: Metadata-only (PartialObjectMetadata): not like for like -- it caches less
 #: than the peers' full objects; the full-against-full row (OURS) stays the
-#: reference, this one shows what a controller that needs only metadata saves.
+#: reference, this one shows what a controller that needs only metadata saves
+#: (as ``factory.for_resource(..., metadata_only=True)`` caches: managed fields
+#: dropped, compact JSON).
 OURS_METADATA = "kube-informers, metadata-only"
 OURS_RAW = "kube-informers, raw store (decode on demand)"
 OFFICIAL_INFORMER = "official SharedInformer"
@@ -335,7 +339,10 @@ def _timed(fill: Callable[[dict[Any, Any]], None], n: int) -> float:
 def _sync_ours_metadata(server: Any, n: int) -> float:
     """Start to synced of a metadata-only informer of the pods."""
     client = server.api_client()
-    inf = SharedIndexInformer(HTTPListerWatcher(client, PODS, metadata_only=True), name="pods")
+    inf = SharedIndexInformer(
+        HTTPListerWatcher(client, PODS, metadata_only=True), name="pods", store=metadata_store
+    )
+    inf.set_transform(strip_managed_fields)  # the factory's metadata-only default
     gc.collect()
     started = time.perf_counter()
     inf.start()
@@ -811,9 +818,12 @@ def _mem_fill(contender: str, url: str, kubeconfig: Path, n: int) -> Any:
         client = kubernetes.client.ApiClient(config)
         # The compact storage option (informers.cache.compact): objects kept encoded.
         # The decode-on-demand option (informers.cache.compact.raw): objects kept as bytes.
-        store = {OURS_COMPACT: CompactStore, OURS_RAW: RawStore}.get(contender)
+        # Metadata-only: the factory's default (informers.cache.scope.metadata_store).
+        store = {OURS_COMPACT: CompactStore, OURS_RAW: RawStore, OURS_METADATA: metadata_store}
         lw = HTTPListerWatcher(client, PODS, metadata_only=contender == OURS_METADATA)
-        inf = SharedIndexInformer(lw, name="pods", store=store)
+        inf = SharedIndexInformer(lw, name="pods", store=store.get(contender))
+        if contender == OURS_METADATA:
+            inf.set_transform(strip_managed_fields)
         inf.start()
         assert inf.wait_synced(600)
         inf.stop()

@@ -26,10 +26,13 @@ from typing import Any, Protocol
 from informers.cache.informer import SharedIndexInformer
 from informers.errors import ChannelEmptyError
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
+from informers.wire.resources import Resource
 
 __all__ = [
     "POD_SPEC",
     "WAIT",
+    "WIDGETS",
+    "WIDGET_CRD",
     "HookedRecorder",
     "Recorder",
     "SilentServer",
@@ -37,6 +40,7 @@ __all__ = [
     "configmap",
     "crd",
     "drain",
+    "install_widgets",
     "new_pod",
     "obj",
     "pod",
@@ -45,6 +49,45 @@ __all__ = [
 
 #: Seconds a test waits, by default, for something another thread does.
 WAIT = 5.0
+
+#: A namespaced custom resource that keeps any field: the kind of
+#: :data:`WIDGET_CRD` (create it with :func:`install_widgets`).
+WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
+#: The CustomResourceDefinition of :data:`WIDGETS` (a fresh copy each time
+#: through :func:`install_widgets`; do not mutate this one).
+WIDGET_CRD: Mapping[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+class _Creates(Protocol):
+    def create(self, resource: Any, obj: dict[str, Any], /) -> Any: ...
+
+
+def install_widgets(server: _Creates) -> Resource:
+    """Create :data:`WIDGET_CRD` on the emulator ``server``; returns :data:`WIDGETS`."""
+    server.create("customresourcedefinitions", copy.deepcopy(dict(WIDGET_CRD)))
+    return WIDGETS
 
 
 def obj(

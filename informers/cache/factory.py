@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import partial
-from typing import Any, overload
+from typing import Any, Unpack, cast, overload
 
 from informers.cache.fifo import TransformFunc
 from informers.cache.informer import SharedIndexInformer
@@ -26,7 +26,14 @@ from informers.cache.metrics import InformerMetricsProvider
 from informers.cache.multinamespace import MultiNamespaceInformer
 from informers.cache.protocols import StoreFactory
 from informers.cache.reflector import ReflectorConfig
-from informers.cache.scope import InformerKey, InformerOptions, notify_removed
+from informers.cache.scope import (
+    InformerKey,
+    InformerOptions,
+    ScopeOptions,
+    metadata_store,
+    notify_removed,
+)
+from informers.cache.transforms import chain, strip_managed_fields
 from informers.cache.wait import pending_after_wait
 from informers.errors import (
     CacheSyncTimeoutError,
@@ -133,12 +140,7 @@ class SharedInformerFactory:
         resource: Resource | str,
         *,
         namespaces: None = None,
-        label_selector: str = "",
-        field_selector: str = "",
-        metadata_only: bool = False,
-        transform: TransformFunc | None = None,
-        store: StoreFactory | None = None,
-        resync: float | None = None,
+        **options: Unpack[ScopeOptions],
     ) -> SharedIndexInformer: ...
 
     @overload
@@ -147,12 +149,7 @@ class SharedInformerFactory:
         resource: Resource | str,
         *,
         namespaces: Iterable[str],
-        label_selector: str = "",
-        field_selector: str = "",
-        metadata_only: bool = False,
-        transform: TransformFunc | None = None,
-        store: StoreFactory | None = None,
-        resync: float | None = None,
+        **options: Unpack[ScopeOptions],
     ) -> MultiNamespaceInformer: ...
 
     def for_resource(
@@ -160,17 +157,13 @@ class SharedInformerFactory:
         resource: Resource | str,
         *,
         namespaces: Iterable[str] | None = None,
-        label_selector: str = "",
-        field_selector: str = "",
-        metadata_only: bool = False,
-        transform: TransformFunc | None = None,
-        store: StoreFactory | None = None,
-        resync: float | None = None,
+        **options: Unpack[ScopeOptions],
     ) -> AnyInformer:
         """The shared informer of ``resource`` with these options (created on
         first call): a :class:`Resource` or a name as :meth:`resolve` reads it.
 
-        The options (controller-runtime's ``ByObject``) apply to this
+        The options (controller-runtime's ``ByObject``,
+        :class:`~informers.cache.scope.ScopeOptions`) apply to this
         informer alone; unset ones take the factory's:
 
         :param namespaces: watch these namespaces (one list and watch each,
@@ -183,9 +176,15 @@ class SharedInformerFactory:
         :param metadata_only: cache ``PartialObjectMetadata`` objects (names,
             labels, annotations, owners: no spec or status;
             :mod:`informers.wire.partial`).
+        :param managed_fields: keep ``metadata.managedFields`` (default: kept
+            for whole objects, dropped for metadata-only ones -- see
+            :mod:`informers.cache.scope` for why).
         :param transform: applied to each object before it is cached
-            (default the factory's).
-        :param store: builds the cache (default the factory's).
+            (default the factory's), after managed fields were dropped.
+        :param store: builds the cache (default the factory's; for a
+            metadata-only informer when the factory names none,
+            :func:`~informers.cache.scope.metadata_store`: a
+            :class:`~informers.cache.compact.raw.RawStore`).
         :param resync: default resync period of its handlers (default the
             factory's ``resync_period``).
 
@@ -195,36 +194,18 @@ class SharedInformerFactory:
         combine with the factory's ``tweak_list_options``, which runs last.
         """
         resource = self.resolve(resource)
-        key, options = self._key(
-            resource,
-            namespaces=namespaces,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            metadata_only=metadata_only,
-            transform=transform,
-            store=store,
-            resync=resync,
-        )
+        key, in_effect = self._key(resource, namespaces, options)
         with self._lock:
             if self._shut_down:
                 raise InformerStateError("the factory was shut down")
             informer = self._informers.get(key)
             if informer is None:
-                informer = self._build(resource, key, options)
+                informer = self._build(resource, key, in_effect)
                 self._informers[key] = informer
             return informer
 
     def _key(
-        self,
-        resource: Resource,
-        *,
-        namespaces: Iterable[str] | None = None,
-        label_selector: str = "",
-        field_selector: str = "",
-        metadata_only: bool = False,
-        transform: TransformFunc | None = None,
-        store: StoreFactory | None = None,
-        resync: float | None = None,
+        self, resource: Resource, namespaces: Iterable[str] | None, options: ScopeOptions
     ) -> tuple[Resource | InformerKey, InformerOptions]:
         """The key and the options in effect of a request (see :meth:`for_resource`)."""
         if namespaces is not None:
@@ -232,19 +213,29 @@ class SharedInformerFactory:
                 raise TypeError("namespaces= takes a list of names, not one string")
             if not resource.namespaced:
                 raise ValueError(f"{resource} is cluster-scoped: it has no namespaces")
-        options = InformerOptions(
+        unknown = set(options) - set(ScopeOptions.__annotations__)
+        if unknown:
+            raise TypeError(f"unknown informer options: {', '.join(sorted(unknown))}")
+        metadata_only = options.get("metadata_only", False)
+        managed_fields = options.get("managed_fields")
+        store = options.get("store")
+        if store is None:
+            store = self._store if self._store is not None or not metadata_only else metadata_store
+        transform, resync = options.get("transform"), options.get("resync")
+        in_effect = InformerOptions(
             namespaces=tuple(sorted(set(namespaces))) if namespaces is not None else None,
-            label_selector=label_selector,
-            field_selector=field_selector,
+            label_selector=options.get("label_selector", ""),
+            field_selector=options.get("field_selector", ""),
             metadata_only=metadata_only,
+            managed_fields=not metadata_only if managed_fields is None else managed_fields,
             transform=self._transform if transform is None else transform,
-            store=self._store if store is None else store,
+            store=store,
             resync=self._resync if resync is None else resync,
         )
         defaults = InformerOptions(
             transform=self._transform, store=self._store, resync=self._resync
         )
-        return (resource if options == defaults else InformerKey(resource, options)), options
+        return (resource if in_effect == defaults else InformerKey(resource, in_effect)), in_effect
 
     def _build(
         self, resource: Resource, key: Resource | InformerKey, options: InformerOptions
@@ -273,8 +264,15 @@ class SharedInformerFactory:
                 store=options.store,
                 metrics=self._metrics,
             )
-            if options.transform is not None:
-                informer.set_transform(options.transform)
+            transform = options.transform
+            if not options.managed_fields:
+                transform = (
+                    strip_managed_fields
+                    if transform is None
+                    else chain(strip_managed_fields, transform)
+                )
+            if transform is not None:
+                informer.set_transform(transform)
             return informer
 
         if options.namespaces is None:
@@ -371,7 +369,8 @@ class SharedInformerFactory:
             resource = named[0] if len(named) == 1 else _res.find_builtin(name)
             if resource is None:
                 return None
-        return self._key(resource, **options)[0]
+        namespaces = options.pop("namespaces", None)
+        return self._key(resource, namespaces, cast(ScopeOptions, options))[0]
 
     def start(self) -> None:
         """Start every informer not started yet.

@@ -25,17 +25,66 @@ and then calls the optional ``on_removed()`` hook of each of its handlers
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
+from informers.cache.compact import CompactStore, JSONCodec
 from informers.cache.fifo import TransformFunc
 from informers.cache.protocols import StoreFactory
+from informers.errors import IndexFunctionError
+from informers.wire.objects import Indexers
 from informers.wire.resources import Resource
 
-__all__ = ["InformerKey", "InformerOptions", "notify_removed"]
+if TYPE_CHECKING:
+    from informers.cache.protocols import InformerStore
+
+__all__ = [
+    "METADATA_HOT_OBJECTS",
+    "InformerKey",
+    "InformerOptions",
+    "ScopeOptions",
+    "metadata_store",
+    "notify_removed",
+]
 
 log = logging.getLogger(__name__)
+
+#: The hot set (decoded objects kept) of :func:`metadata_store`'s store: a
+#: metadata-only object decodes in a few microseconds, so few are kept.
+METADATA_HOT_OBJECTS = 1_000
+
+
+class ScopeOptions(TypedDict, total=False):
+    """The keywords of :meth:`SharedInformerFactory.for_resource
+    <informers.cache.factory.SharedInformerFactory.for_resource>` besides
+    ``namespaces`` (see :class:`InformerOptions` for each)."""
+
+    label_selector: str
+    field_selector: str
+    metadata_only: bool
+    managed_fields: bool | None
+    transform: TransformFunc | None
+    store: StoreFactory | None
+    resync: float | None
+
+
+def metadata_store(
+    *, indexers: Indexers, on_index_error: Callable[[IndexFunctionError], None]
+) -> InformerStore:
+    """The cache a metadata-only informer gets when neither the request nor
+    the factory names a store (a :class:`~informers.cache.protocols.StoreFactory`):
+    a :class:`~informers.cache.compact.store.CompactStore` keeping each object
+    as plain JSON (:class:`~informers.cache.compact.codecs.JSONCodec`: a
+    stripped pod's metadata is about 620 bytes) with a hot set of
+    :data:`METADATA_HOT_OBJECTS`. Handlers, transforms and reads get dicts,
+    as with the default store."""
+    return CompactStore(
+        indexers=indexers,
+        on_index_error=on_index_error,
+        codec=JSONCodec(),
+        hot_objects=METADATA_HOT_OBJECTS,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +98,10 @@ class InformerOptions:
     :param field_selector: server-side field selector (``"spec.nodeName=n1"``).
     :param metadata_only: cache ``PartialObjectMetadata`` objects only
         (:mod:`informers.wire.partial`).
+    :param managed_fields: keep ``metadata.managedFields``; when false they
+        are dropped before the transform runs
+        (:func:`~informers.cache.transforms.strip_managed_fields`). The
+        factory's default: false for metadata-only informers, true otherwise.
     :param transform: applied to every object before it is cached.
     :param store: builds the cache (a :class:`~informers.cache.protocols.StoreFactory`).
     :param resync: the default resync period of the informer's handlers, seconds.
@@ -58,6 +111,7 @@ class InformerOptions:
     label_selector: str = ""
     field_selector: str = ""
     metadata_only: bool = False
+    managed_fields: bool = True
     transform: TransformFunc | None = None
     store: StoreFactory | None = None
     resync: float = 0.0
@@ -69,6 +123,8 @@ class InformerOptions:
         parts = []
         if self.metadata_only:
             parts.append("metadata-only")
+        if self.managed_fields == self.metadata_only:  # not the default of the kind of cache
+            parts.append("managed fields" if self.managed_fields else "no managed fields")
         if self.namespaces is not None:
             parts.append(f"namespaces {','.join(self.namespaces)}")
         if self.label_selector:
@@ -77,7 +133,7 @@ class InformerOptions:
             parts.append(f"fields {self.field_selector}")
         if self.transform is not None:
             parts.append(f"transform {getattr(self.transform, '__name__', 'custom')}")
-        if self.store is not None:
+        if self.store is not None and self.store is not metadata_store:
             parts.append(f"store {getattr(self.store, '__name__', 'custom')}")
         if self.resync:
             parts.append(f"resync {self.resync:g}s")

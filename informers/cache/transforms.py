@@ -14,8 +14,12 @@ that ``kubectl apply`` writes repeats the whole object once more.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
+
+from informers.cache.compact.codecs import _json_dumps
+from informers.wire.partial import without_managed_fields
 
 __all__ = [
     "LAST_APPLIED_ANNOTATION",
@@ -31,14 +35,42 @@ Transform = Callable[[Any], Any]
 
 
 def strip_managed_fields(obj: Any) -> Any:
-    """Drop ``metadata.managedFields``; returns ``obj`` (edited in place).
+    """Drop ``metadata.managedFields``; returns ``obj`` (a dict, edited in
+    place).
 
-    Objects that are not dicts, or carry no metadata, pass unchanged.
+    A :class:`~informers.wire.raw.RawObject` (what a decode-on-demand store's
+    informer ingests, :mod:`informers.cache.compact.raw`) is read-only: one
+    holding ``managedFields`` gives a new raw object of its JSON text with
+    that member cut out (:func:`~informers.wire.partial.without_managed_fields`,
+    about 1 us for a pod's metadata; when the text alone cannot tell, decoded
+    by the exact parser and encoded as the store encodes a dict); one without
+    passes as it is. Other
+    objects, or ones carrying no metadata, pass unchanged.
     """
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if type(obj) is not dict:
+        raw = sys.modules.get("informers.wire.raw")  # loaded if obj can be a RawObject
+        if raw is not None and type(obj) is raw.RawObject:
+            return _strip_raw(obj, raw.RawObject)
+        return obj
+    meta = obj.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
     return obj
+
+
+def _strip_raw(obj: Any, raw_object: Any) -> Any:
+    data = obj.data
+    cut = without_managed_fields(data)  # the text less the member, when it can tell
+    if cut is data:
+        return obj
+    if cut is not None:
+        return raw_object(cut, checked=True, lazy=True)  # still UTF-8: an ASCII-bounded cut
+    decoded = obj.decoded()  # shared with obj: copied, never edited
+    meta = decoded.get("metadata") if type(decoded) is dict else None
+    if type(meta) is not dict or "managedFields" not in meta:
+        return obj
+    stripped = {k: v for k, v in meta.items() if k != "managedFields"}
+    return raw_object(_json_dumps({**decoded, "metadata": stripped}), checked=True, lazy=True)
 
 
 def strip_last_applied(obj: Any) -> Any:

@@ -70,6 +70,16 @@ neither read again nor rewritten.
 The relist path writes the informer's objects: give the mirror a factory
 without a transform (the command line's has none), or the rows hold the
 transformed objects.
+
+Metadata-only kinds: a :class:`~tracker.mirror.live.LiveReader` made with
+``metadata_only=True`` (``mirror_controller(..., metadata_only=True)``)
+makes the syncer mirror ``PartialObjectMetadata`` objects: its informer is the
+factory's metadata-only one with managed fields kept (so a relisted row and a
+row read live hold the same object, as the server sends it), the live reads
+and the diff's list ask for that form too, and each row holds the metadata
+columns and the partial object. Declared columns must then read
+``metadata``: one reading anything else would always be ``NULL``
+(:class:`~tracker.errors.SyncerConfigError`).
 """
 
 from __future__ import annotations
@@ -96,6 +106,7 @@ from informers.toolkit.runtime import (
 from informers.toolkit.runtime.controller import BatchReconcileFunc
 from informers.toolkit.workqueue import RateLimiter
 from informers.util.clock import REAL_CLOCK, Clock
+from informers.wire.partial import META_API_VERSION, PARTIAL_KIND
 from informers.wire.resources import Resource
 from tracker.errors import (
     DatabaseUnavailableError,
@@ -253,6 +264,13 @@ class MirrorSyncer:
             raise SyncerConfigError(
                 f"the reader reads {reader.resource}, the store mirrors {store.resource}"
             )
+        if reader.metadata_only:
+            outside = [c.name for c in store.columns if c.parts[0] != "metadata"]
+            if outside:
+                raise SyncerConfigError(
+                    f"a metadata-only mirror of {store.resource} has only metadata: "
+                    f"column(s) {', '.join(outside)} would always be NULL"
+                )
         if isinstance(relist_batch, bool) or not isinstance(relist_batch, int) or relist_batch < 1:
             raise SyncerConfigError(f"relist_batch must be a positive int, not {relist_batch!r}")
         self.store = store
@@ -287,8 +305,17 @@ class MirrorSyncer:
         with self._lock:
             return self._relist_failures
 
+    @property
+    def metadata_only(self) -> bool:
+        """Whether the kind is mirrored as ``PartialObjectMetadata`` objects
+        (the reader's ``metadata_only``)."""
+        return self.reader.metadata_only
+
     def new_object(self) -> dict[str, Any]:
-        """An empty object of the kind (``apiVersion`` and ``kind`` set)."""
+        """An empty object of the kind (``apiVersion`` and ``kind`` set; a
+        ``PartialObjectMetadata`` for a metadata-only mirror)."""
+        if self.metadata_only:
+            return {"apiVersion": META_API_VERSION, "kind": PARTIAL_KIND}
         return {"apiVersion": self.resource.api_version, "kind": self.resource.kind}
 
     def sources(self, factory: SharedInformerFactory) -> Sequence[Any]:
@@ -297,9 +324,12 @@ class MirrorSyncer:
         skipped), then an informer source per parent kind. Takes the row
         snapshot (:meth:`take_snapshot`)."""
         self.take_snapshot()
-        own = RelistSource(
-            factory.for_resource(self.resource), self, name=f"informer {self.resource}"
+        informer = (
+            factory.for_resource(self.resource, metadata_only=True, managed_fields=True)
+            if self.metadata_only
+            else factory.for_resource(self.resource)
         )
+        own = RelistSource(informer, self, name=f"informer {self.resource}")
         parents = [
             InformerSource(
                 factory.for_resource(resource), map_func=map_func, name=f"parent {resource}"
@@ -411,7 +441,7 @@ class MirrorSyncer:
         copy; the informer's object is never mutated)."""
         if obj is None or ("kind" in obj and "apiVersion" in obj):
             return obj
-        return {"apiVersion": self.resource.api_version, "kind": self.resource.kind, **obj}
+        return {**self.new_object(), **obj}
 
     def apply_relist(
         self, changes: Sequence[RelistChange], resource_version: str, sink: Sink
@@ -623,6 +653,7 @@ def mirror_controller(
     relist_batch: int = RELIST_BATCH,
     burst_batch: int = BURST_BATCH,
     on_relist: Callable[[int], object] | None = None,
+    metadata_only: bool = False,
     **options: Any,
 ) -> SyncController:
     """A :class:`SyncController` that mirrors ``store``'s kind: a
@@ -635,9 +666,10 @@ def mirror_controller(
     may wrap the two reconcile functions (to count or trace calls);
     ``options`` go to :class:`SyncController`; ``sync_timeout`` defaults to
     :data:`INITIAL_SYNC_TIMEOUT` there, since the informer's source has
-    synced only once the whole initial list is written."""
+    synced only once the whole initial list is written. ``metadata_only``
+    mirrors ``PartialObjectMetadata`` objects (see the module docstring)."""
     options.setdefault("sync_timeout", INITIAL_SYNC_TIMEOUT)
-    reader = LiveReader(api_client, store.resource, namespace)
+    reader = LiveReader(api_client, store.resource, namespace, metadata_only=metadata_only)
     syncer = MirrorSyncer(
         store, reader, parents=parents, relist_batch=relist_batch, on_relist=on_relist
     )

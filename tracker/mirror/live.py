@@ -11,6 +11,11 @@ deletes a row on a read error: a non-2xx answer is an
 for 429, with ``retry_after``, and so on), a transport failure propagates as
 the ``urllib3`` / ``OSError`` exception it is.
 
+Metadata-only (``metadata_only=True``): the GET and the list ask for
+``PartialObjectMetadata`` (:mod:`informers.wire.partial`), as a
+metadata-only informer does, and an object a server sent whole is cut down to
+that form; ``managedFields`` are kept, as the server sends them.
+
 Thread-safe: one reader may serve every worker at once.
 """
 
@@ -22,6 +27,7 @@ from typing import Any
 from informers.errors import ApiError, error_from_status
 from informers.rest.listwatch import HTTPListerWatcher, ListOptions
 from informers.wire import _json
+from informers.wire.partial import PARTIAL_OBJECT_ACCEPT, as_partial_object_metadata
 from informers.wire.resources import Resource
 from tracker.syncapi import ObjectKey
 
@@ -48,16 +54,29 @@ class LiveReader:
         keeps it and closes it).
     :param resource: the kind.
     :param namespace: list one namespace only (``None``: all).
+    :param metadata_only: read ``PartialObjectMetadata`` objects (see the
+        module docstring).
     """
 
-    def __init__(self, api_client: Any, resource: Resource, namespace: str | None = None) -> None:
+    def __init__(
+        self,
+        api_client: Any,
+        resource: Resource,
+        namespace: str | None = None,
+        *,
+        metadata_only: bool = False,
+    ) -> None:
         self.api_client = api_client
         self.resource = resource
         self.namespace = namespace
-        self._lister = HTTPListerWatcher(api_client, resource, namespace)
+        self.metadata_only = metadata_only
+        self._lister = HTTPListerWatcher(
+            api_client, resource, namespace, metadata_only=metadata_only
+        )
 
     def __repr__(self) -> str:
-        return f"LiveReader({self.resource})"
+        meta = ", metadata only" if self.metadata_only else ""
+        return f"LiveReader({self.resource}{meta})"
 
     def list(self) -> dict[str, Any]:
         """A complete list of the kind (one request, no paging, the most recent
@@ -80,7 +99,7 @@ class LiveReader:
                 ) from None
             if not isinstance(parsed, dict):
                 raise ApiError(status, "", f"{self.resource} {key}: the answer is not an object")
-            return parsed
+            return as_partial_object_metadata(parsed) if self.metadata_only else parsed
         body = _status_object(data)
         if status == 404 and body is not None and body.get("reason") == "NotFound":
             log.debug("%s %s: not found", self.resource, key)
@@ -96,7 +115,7 @@ class LiveReader:
     def _get(self, path: str) -> tuple[int, Any, bytes]:
         """(status, headers, body) of a GET of ``path`` through the client."""
         client = self.api_client
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": PARTIAL_OBJECT_ACCEPT if self.metadata_only else "application/json"}
         serialize = getattr(client, "param_serialize", None)
         if serialize is not None:  # kubernetes >= 37: call_api does not raise on a status
             method, url, header_params, _body, _post = serialize(

@@ -256,7 +256,14 @@ def is_secret(resource: Resource) -> bool:
 def prepare_object(obj: Mapping[str, Any], *, strip_secret_data: bool) -> Mapping[str, Any]:
     """The object as it is stored. With ``strip_secret_data`` a copy without
     ``data``, ``stringData`` and the last-applied annotation (see the module
-    docstring); otherwise ``obj`` itself. Never mutates ``obj``."""
+    docstring); otherwise ``obj`` itself -- or, for a mapping that is not a
+    dict (a decode-on-demand store's :class:`~informers.wire.raw.RawObject`,
+    what a metadata-only informer hands its handlers by default), its
+    decoded form, which the database's JSON encoder can write. Never
+    mutates ``obj``."""
+    if type(obj) is not dict:
+        decoded = getattr(obj, "decoded", None)  # RawObject.decoded(): the exact decode
+        obj = decoded() if callable(decoded) else dict(obj)
     if not strip_secret_data:
         return obj
     stored = {k: v for k, v in obj.items() if k not in ("data", "stringData")}

@@ -64,7 +64,9 @@ def _json_dumps(obj: Any) -> bytes:
     encodes."""
     if orjson is not None:
         try:
-            return orjson.dumps(obj)
+            # Copied: orjson's own bytes keep the whole buffer it wrote into
+            # (about 8 KB however short the JSON), which a cache would hold.
+            return bytes(memoryview(orjson.dumps(obj)))
         except TypeError as err:
             if "key must be str" in str(err):
                 raise  # not a JSON document: json.dumps would change the key

@@ -596,3 +596,20 @@ def test_resync_items_hand_objects_over_undecoded_and_keep_the_hot_set() -> None
     objects = sorted((d.get() for d in items), key=lambda o: o["metadata"]["name"])
     assert objects == [pod(f"p{i}", "a") for i in range(3)]
     assert len(decoded) == 2  # the two objects that were not hot, once each
+
+
+def test_encoded_json_holds_no_more_than_its_bytes() -> None:
+    # orjson's own bytes keep the whole buffer it wrote into (about 8 KB); a
+    # cache of them would hold that per object, so the codec copies them.
+    import tracemalloc
+
+    codec = JSONCodec()
+    obj = {"metadata": {"name": "x" * 40, "labels": {"app": "web"}}}
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = [codec.encode(obj) for _ in range(200)]
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown / len(kept) < 4 * len(kept[0]) + 200

@@ -17,43 +17,21 @@ from typing import Any
 import pytest
 
 from informers import wait_for_cache_sync
+from informers.cache.compact import CompactStore
+from informers.cache.compact.raw import RawStore
 from informers.cache.factory import SharedInformerFactory
 from informers.cache.multinamespace import MultiNamespaceInformer
 from informers.cache.reflector import ReflectorConfig
 from informers.cache.scope import InformerKey
+from informers.cache.store import Indexer
 from informers.errors import InformerStateError
 from informers.testing import ApiServer
 from informers.toolkit.runtime import InformerSource
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
 from informers.wire.resources import CONFIGMAPS, SECRETS, Resource
-from tests.helpers import WAIT, HookedRecorder, Recorder
+from tests.helpers import WAIT, WIDGETS, HookedRecorder, Recorder, install_widgets
 from tracker import ResourceTracker
 from tracker.mirror import Column, MirrorDatabase, MirrorStore
-
-WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
-WIDGET_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
 
 
 @dataclass
@@ -104,14 +82,21 @@ def _by_label(obj: Any) -> list[str]:
     return [obj["metadata"].get("labels", {}).get("tier", "")]
 
 
+#: The caches a metadata-only informer may have: the default (compact JSON),
+#: dicts, and raw JSON (whose handlers get read-only RawObjects).
+STORES = {"default": {}, "dicts": {"store": Indexer}, "raw": {"store": RawStore}}
+
+
+@pytest.mark.parametrize("store", sorted(STORES))
 @pytest.mark.parametrize("watch_list", [False, True], ids=["list", "watch-list"])
 @pytest.mark.parametrize("kind", ["configmaps", "widgets"])
 def test_metadata_only_informer_lister_and_index(
-    api_server: ApiServer, client: Any, kind: str, watch_list: bool
+    api_server: ApiServer, client: Any, kind: str, watch_list: bool, store: str
 ) -> None:
+    options: dict[str, Any] = {"metadata_only": True, **STORES[store]}
     resource = CONFIGMAPS
     if kind == "widgets":
-        api_server.create("customresourcedefinitions", WIDGET_CRD)
+        install_widgets(api_server)
         resource = WIDGETS
     _namespace(api_server, "a")
     for i in range(6):
@@ -119,8 +104,8 @@ def test_metadata_only_informer_lister_and_index(
     config = ReflectorConfig(use_watch_list=watch_list, watch_list_deadline=5.0)
     factory = SharedInformerFactory(client, reflector_config=config)
     try:
-        informer = factory.for_resource(kind, metadata_only=True)
-        assert factory.for_resource(kind, metadata_only=True) is informer
+        informer = factory.for_resource(kind, **options)
+        assert factory.for_resource(kind, **options) is informer
         informer.add_indexers({"tier": _by_label})
         recorder = Recorder()
         informer.add_event_handler(recorder)
@@ -130,7 +115,7 @@ def test_metadata_only_informer_lister_and_index(
         assert reflector is not None
         # a streaming list was served (no fall-back to a plain list)
         assert reflector.state.mem.watch_list is watch_list
-        lister = factory.lister(kind, metadata_only=True)
+        lister = factory.lister(kind, **options)
         every = lister.list()
         assert len(every) == 6
         assert {o["kind"] for o in every} == {"PartialObjectMetadata"}
@@ -416,7 +401,7 @@ class _Sink:
 
 
 def test_a_crd_uninstalled_and_reinstalled(api_server: ApiServer, client: Any) -> None:
-    api_server.create("customresourcedefinitions", WIDGET_CRD)
+    install_widgets(api_server)
     api_server.create(WIDGETS, _object(WIDGETS, "w1"), "default")
     factory = SharedInformerFactory(client)
     try:
@@ -437,7 +422,7 @@ def test_a_crd_uninstalled_and_reinstalled(api_server: ApiServer, client: Any) -
             source.start(sink)  # the removal stopped the source
         source.stop()  # idempotent
         # reinstalled: a new informer of the same name serves the new objects
-        api_server.create("customresourcedefinitions", WIDGET_CRD)
+        install_widgets(api_server)
         api_server.create(WIDGETS, _object(WIDGETS, "w2"), "default")
         fresh = factory.for_resource("widgets.example.com", metadata_only=True)
         assert fresh is not informer
@@ -496,3 +481,59 @@ def test_the_mirror_stores_metadata_only_objects(
     finally:
         factory.shutdown()
         database.close()
+
+
+def test_what_a_metadata_only_informer_holds_by_default(api_server: ApiServer, client: Any) -> None:
+    managed = [
+        {
+            "manager": "m",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:data": {}},
+        }
+    ]
+    body = {"metadata": {"name": "c", "managedFields": managed}, "data": {"k": "v"}}
+    api_server.create(CONFIGMAPS, body, "default")
+    seen: list[Any] = []
+
+    def tag(obj: Any) -> Any:
+        seen.append(type(obj))
+        return obj
+
+    factory = SharedInformerFactory(client)
+    try:
+        meta = factory.for_resource(CONFIGMAPS, metadata_only=True)
+        # managed_fields=None means the default (dropped): the same informer
+        assert factory.for_resource(CONFIGMAPS, metadata_only=True, managed_fields=False) is meta
+        kept = factory.for_resource(CONFIGMAPS, metadata_only=True, managed_fields=True)
+        stripped_full = factory.for_resource(CONFIGMAPS, managed_fields=False, transform=tag)
+        dicts = factory.for_resource(CONFIGMAPS, metadata_only=True, store=Indexer)
+        assert len({id(i) for i in (meta, kept, stripped_full, dicts)}) == 4
+        assert str(InformerKey(CONFIGMAPS, _options_of(factory, dicts))).endswith("store Indexer]")
+        assert type(meta.get_indexer()) is CompactStore
+        assert meta.get_indexer().codec.name == "json"
+        assert type(dicts.get_indexer()) is Indexer
+        with pytest.raises(TypeError, match="unknown informer options"):
+            factory.for_resource(CONFIGMAPS, metadata_onyl=True)  # type: ignore[call-overload]
+        factory.start()
+        assert wait_for_cache_sync(meta, kept, stripped_full, dicts, timeout=WAIT)
+
+        def cached(informer: Any) -> dict[str, Any]:
+            obj = informer.get_indexer().get_by_key("default/c")
+            assert obj is not None
+            return dict(obj["metadata"])
+
+        assert "managedFields" not in cached(meta)
+        assert "managedFields" not in cached(dicts)
+        assert cached(kept)["managedFields"] == managed
+        full = stripped_full.get_indexer().get_by_key("default/c")
+        assert full["data"] == {"k": "v"}
+        assert "managedFields" not in full["metadata"]
+        assert seen == [dict]  # the transform ran after the strip, on a dict
+    finally:
+        factory.shutdown()
+
+
+def _options_of(factory: SharedInformerFactory, informer: Any) -> Any:
+    return next(k.options for k, i in factory.informers().items() if i is informer)

@@ -17,6 +17,7 @@ from informers.cache.transforms import (
     strip_managed_fields,
 )
 from informers.testing import ApiServer
+from informers.wire.raw import RawObject
 from informers.wire.resources import CONFIGMAPS
 
 
@@ -63,6 +64,28 @@ def test_transforms_are_idempotent(meta: dict[str, Any]) -> None:
     once = both(copy.deepcopy({"metadata": meta}))
     assert both(copy.deepcopy(once)) == once
     assert "managedFields" not in once["metadata"]
+
+
+@given(
+    meta=st.dictionaries(st.sampled_from(["name", "managedFields", "labels", "x\\y"]), json_values)
+)
+def test_strip_managed_fields_of_a_raw_object(meta: dict[str, Any]) -> None:
+    # A RawObject is read-only: a new one of the JSON without them (cut from
+    # the text, or decoded and dumped when the text cannot tell), or itself.
+    raw = RawObject.from_object({"kind": "PartialObjectMetadata", "metadata": meta})
+    stripped = strip_managed_fields(raw)
+    assert type(stripped) is RawObject
+    assert stripped == strip_managed_fields(
+        {"kind": "PartialObjectMetadata", "metadata": dict(meta)}
+    )
+    assert (stripped is raw) == ("managedFields" not in meta)
+    assert raw.decoded()["metadata"] == meta  # the original is untouched
+
+
+def test_strip_managed_fields_of_a_raw_object_the_text_cannot_tell() -> None:
+    escaped = b'{"metadata":{"name":"a","managed\\u0046ields":[1]},"spec":{"managedFields":[1]}}'
+    stripped = strip_managed_fields(RawObject(escaped))
+    assert stripped == {"metadata": {"name": "a"}, "spec": {"managedFields": [1]}}
 
 
 def test_an_informer_caches_stripped_objects(api_server: ApiServer) -> None:

@@ -14,6 +14,7 @@ from informers.testing import ApiServer
 from informers.toolkit.runtime import Request, Result
 from informers.toolkit.runtime.controller import BatchReconcileFunc
 from informers.toolkit.workqueue import ItemExponentialFailureRateLimiter
+from informers.wire.partial import as_partial_object_metadata
 from tracker.mirror import MirrorStore
 from tracker.mirror.controller import SyncController, mirror_controller
 from tracker.syncapi import ObjectKey
@@ -118,15 +119,23 @@ def api_objects(server: ApiServer) -> dict[ObjectKey, dict[str, Any]]:
     return {ObjectKey.of(o): o for o in server.list_objects("pods")}
 
 
+def api_partial_objects(server: ApiServer) -> dict[ObjectKey, dict[str, Any]]:
+    """The pods as a metadata-only mirror holds them: ``PartialObjectMetadata``."""
+    return {k: as_partial_object_metadata(o) for k, o in api_objects(server).items()}
+
+
 def converge(
     sc: SyncController,
     reconciles: Reconciles,
     store: MirrorStore,
     server: ApiServer,
     timeout: float = 60.0,
+    *,
+    api_objects: Callable[[ApiServer], dict[ObjectKey, dict[str, Any]]] = api_objects,
 ) -> None:
-    """Wait until the table equals the API: the controller idle with no
-    requeue pending and the rows equal, else for the next reconcile."""
+    """Wait until the table equals the API (as ``api_objects`` reads it): the
+    controller idle with no requeue pending and the rows equal, else for the
+    next reconcile."""
     deadline = time.monotonic() + timeout
     controller = sc.controller
     assert controller is not None
@@ -181,4 +190,7 @@ class Running:
         self.factory.shutdown()
 
     def converge(self, server: ApiServer, timeout: float = 60.0) -> None:
-        converge(self.sc, self.reconciles, self.store, server, timeout)
+        read = (
+            api_partial_objects if getattr(self.sc.syncer, "metadata_only", False) else api_objects
+        )
+        converge(self.sc, self.reconciles, self.store, server, timeout, api_objects=read)

@@ -21,32 +21,7 @@ from informers.testing.apiserver._exchange import Request
 from informers.testing.apiserver._status import StatusError
 from informers.wire.partial import PARTIAL_LIST_ACCEPT, PARTIAL_OBJECT_ACCEPT
 from informers.wire.resources import PODS, Resource
-
-WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
-ANY_SCHEMA = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-WIDGET_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
+from tests.helpers import install_widgets
 
 
 @pytest.fixture
@@ -88,8 +63,7 @@ def _is_partial(obj: dict[str, Any], full: dict[str, Any], version: str = "v1") 
 
 @pytest.fixture
 def widgets(server: ApiServer, ns: str) -> Resource:
-    server.create("customresourcedefinitions", WIDGET_CRD)
-    return WIDGETS
+    return install_widgets(server)
 
 
 @pytest.mark.parametrize("kind", ["pods", "widgets"])
