@@ -60,7 +60,7 @@ import threading
 import time
 import timeit
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,6 +139,8 @@ OURS_COMPACT = "kube-informers, compact store"
 #: reference, this one shows what a controller that needs only metadata saves.
 OURS_METADATA = "kube-informers, metadata-only"
 OURS_RAW = "kube-informers, raw store (decode on demand)"
+#: The same keeping its bytes deflated (RawStore(compress=True)).
+OURS_RAW_ZLIB = "kube-informers, raw store, compressed"
 OFFICIAL_INFORMER = "official SharedInformer"
 OFFICIAL_WATCH = "official list+Watch -> dict"
 LIGHTKUBE = "lightkube list+watch -> dict"
@@ -354,6 +356,7 @@ def section_sync(results: Results, pods: list[int], kubeconfig_dir: Path) -> dic
         OURS,
         OURS_MANAGER,
         OURS_RAW,
+        OURS_RAW_ZLIB,
         OFFICIAL_INFORMER,
         OFFICIAL_WATCH,
         OURS_METADATA,  # beside lightkube's full cache; OURS stays the reference
@@ -377,6 +380,7 @@ def section_sync(results: Results, pods: list[int], kubeconfig_dir: Path) -> dic
             _measure(rows[OURS], n, lambda: sync_ours(server, n).elapsed)
             _measure(rows[OURS_METADATA], n, lambda: _sync_ours_metadata(server, n))
             _measure(rows[OURS_RAW], n, lambda: sync_ours(server, n, store=RawStore).elapsed)
+            _measure(rows[OURS_RAW_ZLIB], n, lambda: sync_ours(server, n, store=_raw_zlib).elapsed)
             _measure(rows[OFFICIAL_INFORMER], n, lambda: sync_official(server, n).elapsed)
             _measure(
                 rows[OFFICIAL_WATCH],
@@ -395,8 +399,8 @@ def section_sync(results: Results, pods: list[int], kubeconfig_dir: Path) -> dic
 
 
 def _stamp_of(obj: Any) -> float | None:
-    if isinstance(obj, dict):
-        annotations = obj.get("metadata", {}).get("annotations") or {}
+    if isinstance(obj, Mapping):  # a dict, or a RawObject (read without a decode)
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
     else:
         metadata = obj.metadata
         annotations = getattr(metadata, "annotations", None) or {}
@@ -513,9 +517,18 @@ def _peer_events(
 class OurInformer:
     """Ours on one namespace, with ``handlers`` no-op handlers counting."""
 
-    def __init__(self, server: Any, namespace: str, handlers: int, recorder: Recorder) -> None:
+    def __init__(
+        self,
+        server: Any,
+        namespace: str,
+        handlers: int,
+        recorder: Recorder,
+        store: Any = None,
+    ) -> None:
         self.client = server.api_client()
-        self.inf = SharedIndexInformer(HTTPListerWatcher(self.client, PODS, namespace), name="pods")
+        self.inf = SharedIndexInformer(
+            HTTPListerWatcher(self.client, PODS, namespace), name="pods", store=store
+        )
         self.inf.add_event_handler(ResourceEventHandlerFuncs(add_func=recorder.hit))
         for _ in range(handlers - 1):
             self.inf.add_event_handler(ResourceEventHandlerFuncs(add_func=lambda obj: None))
@@ -536,9 +549,9 @@ class OurInformer:
         self.client.close()
 
 
-def _our_events(server: Any, n: int, namespace: str, handlers: int) -> float:
+def _our_events(server: Any, n: int, namespace: str, handlers: int, store: Any = None) -> float:
     recorder = Recorder(n)
-    with OurInformer(server, namespace, handlers, recorder):
+    with OurInformer(server, namespace, handlers, recorder, store):
         bi.settle_gc()
         started = server.backlog(namespace, n)
         assert recorder.done.wait(600)
@@ -568,8 +581,9 @@ def _latency(
         server.pace(namespace, n, rate)
         assert recorder.done.wait(max(60.0, 4 * n / rate))
 
-    if contender == OURS:
-        with OurInformer(server, namespace, 1, recorder):
+    if contender in (OURS, OURS_RAW):
+        store = RawStore if contender == OURS_RAW else None
+        with OurInformer(server, namespace, 1, recorder, store):
             paced()
     elif contender == OFFICIAL_INFORMER:
         client = server.api_client()
@@ -604,6 +618,7 @@ def section_events(
     names = [
         f"{OURS}, 1 handler",
         f"{OURS}, 3 handlers",
+        f"{OURS_RAW}, 1 handler",
         OFFICIAL_INFORMER,
         OFFICIAL_WATCH,
         LIGHTKUBE,
@@ -619,7 +634,7 @@ def section_events(
         name: results.row("events", name, "events/s", note=_installed(name), lower_is_better=False)
         for name in names
     }
-    lat_names = [OURS, OFFICIAL_INFORMER, OFFICIAL_WATCH, LIGHTKUBE, KR8S]
+    lat_names = [OURS, OURS_RAW, OFFICIAL_INFORMER, OFFICIAL_WATCH, LIGHTKUBE, KR8S]
     p50 = {c: results.row("latency", f"{c} p50", "ms", note=_installed(c)) for c in lat_names}
     p99 = {c: results.row("latency", f"{c} p99", "ms", note=_installed(c)) for c in lat_names}
     for row in [*p50.values(), *p99.values()]:
@@ -666,6 +681,10 @@ def section_events(
                 ),
                 (rows[f"{OURS}, 1 handler"], lambda r: _our_events(server, n, f"ours-1-{r}", 1)),
                 (rows[f"{OURS}, 3 handlers"], lambda r: _our_events(server, n, f"ours-3-{r}", 3)),
+                (
+                    rows[f"{OURS_RAW}, 1 handler"],
+                    lambda r: _our_events(server, n, f"ours-raw-{r}", 1, RawStore),
+                ),
                 (
                     rows[LIGHTKUBE],
                     lambda r: _peer_events(
@@ -802,16 +821,25 @@ def _rss() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+#: The decode-on-demand store keeping its bytes deflated.
+_raw_zlib = functools.partial(RawStore, compress=True)
+
+
 def _mem_fill(contender: str, url: str, kubeconfig: Path, n: int) -> Any:
     """Fill a contender's cache; returns what keeps it alive."""
     cache: dict[Any, Any] = {}
-    if contender in (OURS, OURS_COMPACT, OURS_METADATA, OURS_RAW):
+    if contender in (OURS, OURS_COMPACT, OURS_METADATA, OURS_RAW, OURS_RAW_ZLIB):
         config = kubernetes.client.Configuration()
         config.host = url
         client = kubernetes.client.ApiClient(config)
         # The compact storage option (informers.cache.compact): objects kept encoded.
         # The decode-on-demand option (informers.cache.compact.raw): objects kept as bytes.
-        store = {OURS_COMPACT: CompactStore, OURS_RAW: RawStore}.get(contender)
+        stores: dict[str, Any] = {
+            OURS_COMPACT: CompactStore,
+            OURS_RAW: RawStore,
+            OURS_RAW_ZLIB: _raw_zlib,
+        }
+        store = stores.get(contender)
         lw = HTTPListerWatcher(client, PODS, metadata_only=contender == OURS_METADATA)
         inf = SharedIndexInformer(lw, name="pods", store=store)
         inf.start()
@@ -881,6 +909,7 @@ def section_memory(results: Results, pods: list[int], kubeconfig_dir: Path) -> N
     contenders = [OURS, OFFICIAL_INFORMER, OFFICIAL_WATCH, LIGHTKUBE, KR8S, FLOOR_KEEP]
     contenders.insert(1, OURS_COMPACT)  # the compact storage option, beside ours
     contenders.insert(2, OURS_RAW)  # the decode-on-demand option
+    contenders.insert(3, OURS_RAW_ZLIB)  # ... keeping its bytes deflated
     # Metadata-only beside lightkube's full cache (ours, full, stays the reference).
     contenders.insert(contenders.index(LIGHTKUBE), OURS_METADATA)
     traced = {
