@@ -15,16 +15,22 @@ realistic pods from :func:`benchmarks.bench_compact.realistic_pod`, with
   ``Indexer.replace`` with a namespace index (the dict store's sync floor);
 * ``raw``: :func:`informers.wire.raw.split_list` and ``RawStore.replace``
   with the same index (runs on the metadata record, no decode);
+* ``raw-zlib``: the same with ``RawStore(compress=True)`` (the bytes kept
+  deflated);
 * ``lightkube``: ``lightkube.core.decoders.decode_list(body, Pod)`` (typed
-  msgspec structs) kept in a dict by key.
+  msgspec structs) kept in a dict by key;
+* ``bytes``: the floor of any store keeping the bytes as sent --
+  :func:`~informers.wire.raw.split_list` and each item's bytes kept in a
+  list, nothing else (no key, no index, no metadata).
 
 Reported per contender: sync seconds (parse + store), RSS growth per object
-once the body is freed, and for the stores: cold ``get_by_key`` (a key never
+once the body is freed (and again after the reads below, the hot set
+filled), and for the stores: cold ``get_by_key`` (a key never
 read, so one decode) and the rate of watch events (``--events`` ADDED lines)
 parsed, written with ``upsert`` and handed to a handler that takes only the
 key (what the runtime's sources need). Ratios are to ``parse`` in the same
-run. Not measured here: the informer path end to end and p99 event latency
-(the raw path is not wired into the informer yet).
+run. The informer path end to end and p99 event latency are measured by
+``benchmarks.compare`` (its raw-store rows).
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from informers.cache.transforms import strip_managed_fields
 
 __all__ = ["main"]
 
-CONTENDERS = ("parse", "raw", "lightkube")
+CONTENDERS = ("parse", "raw", "raw-zlib", "lightkube", "bytes")
 
 
 def _body(n: int, managed_fields: bool = True) -> bytes:
@@ -74,19 +80,38 @@ def child(contender: str, body_file: str, n: int, events: int) -> dict[str, Any]
     from informers.wire.raw import split_list, split_watch_event
 
     indexers = {NAMESPACE_INDEX: namespace_index}
-    lines = _events(events, n) if contender != "lightkube" else []
+    raw = contender.startswith("raw")
+    compress = contender == "raw-zlib"
+    lines = _events(events, n) if contender not in ("lightkube", "bytes") else []
+    paged = raw or contender == "bytes"
     gc.collect()
     base = _rss()  # before the body: one allocation, returned to the OS when freed
+    # As the informer lists (raw and bytes): pages of 500 items
+    # (ReflectorConfig.page_size), each read as a body of its own, put into
+    # the store's list buffer and freed.
+    pages = _read_pages(body_file + ".pages") if paged else iter(())
     with open(body_file, "rb") as f:
-        body = f.read()
+        body = f.read() if not paged else b""
     store: Any
     start = time.perf_counter()
     if contender == "parse":
         store = Indexer(indexers=indexers)
         store.replace(_json.loads(body)["items"], "1")
-    elif contender == "raw":
-        store = RawStore(indexers=indexers)
-        store.replace(split_list(body)[1], "1")
+    elif raw:
+        store = RawStore(indexers=indexers, compress=compress)
+        buffer = store.new_list_buffer()
+        assert buffer is not None
+        for page in pages:
+            items = split_list(page)[1]
+            buffer.put_many([store.key_of(item) for item in items], items)
+            del items, page
+        store.replace_prepared(buffer.finish(), "1")
+        del buffer
+    elif contender == "bytes":
+        store = []
+        for page in pages:
+            store.extend(item.data for item in split_list(page)[1])
+            del page
     else:
         from lightkube.core.decoders import decode_list
         from lightkube.resources.core_v1 import Pod
@@ -94,7 +119,7 @@ def child(contender: str, body_file: str, n: int, events: int) -> dict[str, Any]
         _, _, pods = decode_list(body, Pod)
         store = {(p.metadata.namespace, p.metadata.name): p for p in pods}
     sync = time.perf_counter() - start
-    body_len = len(body)
+    body_len = os.path.getsize(body_file)
     del body
     gc.collect()
     out: dict[str, Any] = {
@@ -104,17 +129,22 @@ def child(contender: str, body_file: str, n: int, events: int) -> dict[str, Any]
         "rss_per_object": (_rss() - base) / n,
         "json_bytes_per_object": body_len / n,
     }
-    if contender == "lightkube":
+    if contender in ("lightkube", "bytes"):
         return out
     keys = [meta_namespace_key(realistic_pod(i)) for i in range(0, n, max(1, n // 2000))]
     start = time.perf_counter()
     for key in keys:
         store.get_by_key(key)
     out["cold_get_us"] = (time.perf_counter() - start) / len(keys) * 1e6
-    if contender == "raw":
+    gc.collect()
+    out["rss_after_reads_per_object"] = (_rss() - base) / n
+    if raw:
         # One decode and no hot set to grow (so no collector work for it).
-        cold = RawStore(indexers=indexers, hot_objects=0)
-        cold.replace(split_list(store_body(body_file))[1], "1")
+        cold = RawStore(indexers=indexers, hot_objects=0, compress=compress)
+        cold.replace(
+            [item for page in _read_pages(body_file + ".pages") for item in split_list(page)[1]],
+            "1",
+        )
         start = time.perf_counter()
         for key in keys:
             cold.get_by_key(key)
@@ -132,17 +162,38 @@ def child(contender: str, body_file: str, n: int, events: int) -> dict[str, Any]
             handler(key)
     else:
         for line in lines:
-            _, raw = split_watch_event(line)
-            key = store.key_of(raw)
-            store.upsert(key, raw)
+            _, obj = split_watch_event(line)
+            key = store.key_of(obj)
+            store.upsert(key, obj)
             handler(key)
     out["events_per_s"] = events / (time.perf_counter() - start)
     return out
 
 
-def store_body(body_file: str) -> bytes:
-    with open(body_file, "rb") as f:
-        return f.read()
+def _pages(body: bytes, size: int) -> list[bytes]:
+    """``body`` (a list) as list bodies of ``size`` items each."""
+    import msgspec
+
+    listed: Any = msgspec.defstruct("Listed", [("items", list[msgspec.Raw])])
+    raw = msgspec.json.decode(body, type=listed).items
+    head = b'{"apiVersion":"v1","kind":"PodList","metadata":{"resourceVersion":"1"},"items":['
+    return [
+        head + b",".join(bytes(item) for item in raw[i : i + size]) + b"]}"
+        for i in range(0, len(raw), size)
+    ]
+
+
+def _read_pages(path: str) -> Any:
+    """The page bodies written by :func:`_write_pages`, one at a time."""
+    with open(path, "rb") as f:
+        while head := f.read(8):
+            yield f.read(int.from_bytes(head, "little"))
+
+
+def _write_pages(body: bytes, path: str, size: int = 500) -> None:
+    with open(path, "wb") as f:
+        for page in _pages(body, size):
+            f.write(len(page).to_bytes(8, "little") + page)
 
 
 def _run_child(contender: str, body_file: str, n: int, events: int) -> dict[str, Any]:
@@ -190,16 +241,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return {}
     with tempfile.TemporaryDirectory() as tmp:
         body_file = os.path.join(tmp, "podlist.json")
+        body = _body(args.n, managed_fields=not args.no_managed_fields)
         with open(body_file, "wb") as f:
-            f.write(_body(args.n, managed_fields=not args.no_managed_fields))
+            f.write(body)
+        _write_pages(body, body_file + ".pages")
+        del body
         rows = {
             name: _run_child(name, body_file, args.n, args.events) for name in args.only.split(",")
         }
     ref = rows.get("parse", {})
     what = "without" if args.no_managed_fields else "with"
     print(f"{args.n} realistic pods ({what} managedFields), {args.events} watch events")
-    head = f"{'':10} {'sync s':>8} {'x parse':>8} {'RSS B/obj':>10} {'cold get us':>12}"
-    print(head + f" {'events/s':>10} {'x parse':>8} {'x lightkube (sync)':>18}")
+    head = f"{'':10} {'sync s':>8} {'x parse':>8} {'RSS B/obj':>10} {'+reads':>7}"
+    print(head + f" {'cold get us':>12} {'events/s':>10} {'x parse':>8} {'x lightkube (sync)':>18}")
     lightkube = rows.get("lightkube", {})
     for name, row in rows.items():
         if "error" in row:
@@ -209,15 +263,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ev = row.get("events_per_s")
         ev_ratio = ev / ref["events_per_s"] if ev and "events_per_s" in ref else float("nan")
         cold = row.get("cold_get_us", float("nan"))
+        after = row.get("rss_after_reads_per_object", float("nan"))
         print(
             f"{name:10} {row['sync_s']:8.3f} {sync_ratio:8.2f} {row['rss_per_object']:10.0f}"
-            f" {cold:12.1f} {ev or float('nan'):10.0f} {ev_ratio:8.2f}"
+            f" {after:7.0f} {cold:12.1f} {ev or float('nan'):10.0f} {ev_ratio:8.2f}"
             f" {lightkube.get('sync_s', float('nan')) / row['sync_s']:18.2f}"
         )
     if "json_bytes_per_object" in rows.get("raw", {}):
         print(f"JSON bytes per pod in the body: {rows['raw']['json_bytes_per_object']:.0f}")
-    if "cold_get_nohot_us" in rows.get("raw", {}):
-        print(f"raw cold get_by_key with hot_objects=0: {rows['raw']['cold_get_nohot_us']:.1f} us")
+    for name in ("raw", "raw-zlib"):
+        if "cold_get_nohot_us" in rows.get(name, {}):
+            nohot = rows[name]["cold_get_nohot_us"]
+            print(f"{name} cold get_by_key with hot_objects=0: {nohot:.1f} us")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

@@ -25,8 +25,11 @@ from typing import Any, Protocol
 
 from informers.cache.informer import SharedIndexInformer
 from informers.errors import ChannelEmptyError
+from informers.rest.listwatch import ListOptions
+from informers.testing.fake import FakeListerWatcher, FakeWatch
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
 from informers.wire.resources import Resource
+from informers.wire.raw import RawObject
 
 __all__ = [
     "POD_SPEC",
@@ -34,6 +37,7 @@ __all__ = [
     "WIDGETS",
     "WIDGET_CRD",
     "HookedRecorder",
+    "RawFakeListerWatcher",
     "Recorder",
     "SilentServer",
     "api_pod",
@@ -407,3 +411,30 @@ class SilentServer:
             conns, self._conns = self._conns, []
         for conn in conns:
             conn.close()
+
+
+class _RawWatch(FakeWatch):
+    """Sends each object as its JSON bytes (a RawObject), as a lister-watcher
+    decoding on demand does."""
+
+    def send(self, event: Any) -> None:
+        obj = event.get("object")
+        if event.get("type") != "ERROR" and isinstance(obj, dict):
+            event = {**event, "object": RawObject.from_object(obj)}
+        super().send(event)
+
+
+class RawFakeListerWatcher(FakeListerWatcher):
+    """A :class:`~informers.testing.fake.FakeListerWatcher` whose lists and
+    watch events carry :class:`~informers.wire.raw.RawObject` objects (the
+    JSON bytes of the dicts it is given), as
+    ``HTTPListerWatcher.decoding_on_demand()`` does."""
+
+    def list(self, options: ListOptions) -> dict[str, Any]:
+        result = super().list(options)
+        result["items"] = [RawObject.from_object(obj) for obj in result["items"]]
+        return result
+
+    def watch(self, options: ListOptions) -> FakeWatch:
+        self.script_watch(_RawWatch(options))
+        return super().watch(options)

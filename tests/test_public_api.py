@@ -563,12 +563,14 @@ def test_informers_cache_compact_all_is_pinned() -> None:
         assert getattr(informers.cache.compact, name) is not None, name
 
 
-COMPACT_RAW_ALL = {"RawCodec", "RawStore"}
+COMPACT_RAW_ALL = {"RAW_HOT_OBJECTS", "RawCodec", "RawStore"}
 WIRE_RAW_ALL = {
+    "Projection",
     "RawMeta",
     "RawObject",
     "loads_list",
     "loads_watch_event",
+    "reads",
     "split_list",
     "split_watch_event",
 }

@@ -898,10 +898,13 @@ class RealFIFO:
             return []
         skip_set = skip if isinstance(skip, set) else set(skip)
         items: list[tuple[str, Any]] = []
+        # A store keeping objects as bytes hands a tombstone's object over
+        # undecoded (RawStore.notification_by_key).
+        get = getattr(known, "notification_by_key", known.get_by_key)
         for key in known.list_keys():
             if key in skip_set:
                 continue
-            obj = known.get_by_key(key)
+            obj = get(key)
             if obj is None:
                 logger.warning("key %s vanished from the cache; tombstone without object", key)
             items.append((key, obj))

@@ -359,11 +359,14 @@ class CompactAgainstIndexer(RuleBasedStateMachine):
     the same results; the CompactStore's hot set is the one a cachetools
     LRU updated on every read would hold, and never exceeds its bound."""
 
+    #: The store under test (the decode-on-demand store subclasses it).
+    store_class: type[CompactStore] = CompactStore
+
     def __init__(self) -> None:
         super().__init__()
         self.version = 0
         self.hot = 3
-        self.compact = CompactStore(hot_objects=self.hot)
+        self.compact = self.store_class(hot_objects=self.hot)
         self.reference = Indexer()
         self.lru: LRUCache[str, bool] = LRUCache(self.hot)
 
@@ -371,7 +374,7 @@ class CompactAgainstIndexer(RuleBasedStateMachine):
     def setup(self, names: set[str], hot: int) -> None:
         indexers = {n: _INDEX[n] for n in sorted(names)}
         self.hot = hot
-        self.compact = CompactStore(indexers=indexers, hot_objects=hot)
+        self.compact = self.store_class(indexers=indexers, hot_objects=hot)
         self.reference = Indexer(indexers=indexers)
         self.lru = LRUCache(hot)
 

@@ -6,6 +6,7 @@ store fed raw objects (informers.cache.compact.raw)."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
@@ -18,10 +19,9 @@ from informers.cache.compact.raw import RawStore
 from informers.cache.informer import SharedIndexInformer
 from informers.cache.protocols import StoreFactory
 from informers.cache.reflector import BackoffManager, ReflectorConfig
-from informers.rest.listwatch import ListOptions
 from informers.testing.fake import FakeListerWatcher, FakeWatch
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
-from informers.wire.raw import RawObject
+from tests.helpers import RawFakeListerWatcher
 
 NAMES = st.sampled_from(["a", "b", "c"])
 NAMESPACES = st.sampled_from(["x", "y"])
@@ -157,34 +157,22 @@ CompactInformerMachine.TestCase.settings = settings(stateful_step_count=12, dead
 TestCompactInformerMachine = CompactInformerMachine.TestCase
 
 
-class _RawWatch(FakeWatch):
-    """Sends each object as its JSON bytes (a RawObject), as a lister-watcher
-    decoding on demand does."""
-
-    def send(self, event: Any) -> None:
-        obj = event.get("object")
-        if event.get("type") != "ERROR" and isinstance(obj, dict):
-            event = {**event, "object": RawObject.from_object(obj)}
-        super().send(event)
-
-
-class _RawListerWatcher(FakeListerWatcher):
-    def list(self, options: ListOptions) -> dict[str, Any]:
-        result = super().list(options)
-        result["items"] = [RawObject.from_object(obj) for obj in result["items"]]
-        return result
-
-    def watch(self, options: ListOptions) -> FakeWatch:
-        self.script_watch(_RawWatch(options))
-        return super().watch(options)
-
-
 class RawInformerMachine(InformerMachine):
     """The decode-on-demand store, fed raw objects (lists and watch events)."""
 
     store = RawStore
-    lw_class = _RawListerWatcher
+    lw_class = RawFakeListerWatcher
 
 
 RawInformerMachine.TestCase.settings = settings(stateful_step_count=12, deadline=None)
 TestRawInformerMachine = RawInformerMachine.TestCase
+
+
+class CompressedRawInformerMachine(RawInformerMachine):
+    """The decode-on-demand store keeping its bytes deflated."""
+
+    store = functools.partial(RawStore, compress=True)
+
+
+CompressedRawInformerMachine.TestCase.settings = settings(stateful_step_count=12, deadline=None)
+TestCompressedRawInformerMachine = CompressedRawInformerMachine.TestCase

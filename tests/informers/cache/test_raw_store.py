@@ -205,7 +205,7 @@ def test_store_keeps_bytes_and_decodes_on_read() -> None:
     store.replace([_raw(_pod("c", "z3"))], "9")
     assert store.list() == [_pod("c", "z3")]
     assert store.codec.name == "raw"
-    assert repr(RawCodec()) == "RawCodec()"
+    assert repr(RawCodec()) == "RawCodec(compress=False)"
     assert repr(store).startswith("<RawStore (raw): 1 objects")
     with pytest.raises(ValueError, match=r"."):
         store.add_raw(b"{")
