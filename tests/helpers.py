@@ -28,8 +28,8 @@ from informers.errors import ChannelEmptyError
 from informers.rest.listwatch import ListOptions
 from informers.testing.fake import FakeListerWatcher, FakeWatch
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
-from informers.wire.resources import Resource
 from informers.wire.raw import RawObject
+from informers.wire.resources import Resource
 
 __all__ = [
     "POD_SPEC",
