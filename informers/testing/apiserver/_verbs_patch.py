@@ -87,20 +87,45 @@ class PatchVerb:
             reply.send(code, applied.full_json)
             return
         content_type = patch_type(request)
+        # As the real server's guaranteed update: a patch without a
+        # resourceVersion of its own is re-applied to the newer state when a
+        # concurrent write won the race (bounded, then the 409 stands).
+        for attempt in range(_PATCH_ATTEMPTS):
+            try:
+                self._patch_once(
+                    reply,
+                    request,
+                    resource,
+                    namespace,
+                    name,
+                    subresource=subresource,
+                    dry=dry,
+                    content_type=content_type,
+                )
+                return
+            except StatusError as error:
+                if error.code != 409 or attempt == _PATCH_ATTEMPTS - 1 or _sent_rv(request):
+                    raise
+
+    def _patch_once(
+        self,
+        reply: Reply,
+        request: Request,
+        resource: Resource,
+        namespace: str | None,
+        name: str,
+        *,
+        subresource: str,
+        dry: bool,
+        content_type: str,
+    ) -> None:
+        """Apply a non-apply patch once to the current state and store it."""
         current = self._storage.get(resource, name, namespace)
         patched = apply_request_patch(current.obj, request, content_type, resource)
         meta = patched.get("metadata")
         if not isinstance(meta, dict):
             raise _status.bad_request("the patched object has no metadata")
-        try:
-            sent = json.loads(request.body)
-        except ValueError:
-            sent = None
-        sent_rv = (
-            ((sent.get("metadata") or {}).get("resourceVersion") or "")
-            if isinstance(sent, dict)
-            else ""
-        )
+        sent_rv = _sent_rv(request)
         meta = dict(meta)
         meta["resourceVersion"] = sent_rv or current.obj["metadata"]["resourceVersion"]
         patched = dict(patched)
@@ -117,3 +142,19 @@ class PatchVerb:
             manager=field_manager(request),
             headers=headers,
         )
+
+
+#: How often a patch is re-applied after losing a race to another write.
+_PATCH_ATTEMPTS = 16
+
+
+def _sent_rv(request: Request) -> str:
+    """The ``metadata.resourceVersion`` a patch body sets itself (a
+    precondition), or ``""``."""
+    try:
+        sent = json.loads(request.body)
+    except ValueError:
+        return ""
+    if not isinstance(sent, dict) or not isinstance(sent.get("metadata"), dict):
+        return ""
+    return str(sent["metadata"].get("resourceVersion") or "")

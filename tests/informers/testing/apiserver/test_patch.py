@@ -532,3 +532,33 @@ def test_smp_on_arbitrary_input_gives_an_object_or_a_patch_error(original, patch
         assert isinstance(result, dict)
     assert status in (0, 400, 422)
     assert original == before
+
+
+def test_a_patch_that_loses_a_race_is_reapplied_to_the_newer_state(
+    api_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kubernetes import client  # noqa: PLC0415
+
+    from informers.testing.apiserver._verbs_write import WriteVerbs  # noqa: PLC0415
+
+    api_server.create(CONFIGMAPS, {"metadata": {"name": "c", "namespace": "default"}, "data": {}})
+    real_store = WriteVerbs.store
+    raced: list[str] = []
+
+    def store_after_a_concurrent_write(self: Any, *args: Any, **kwargs: Any) -> None:
+        if not raced:  # another writer wins between the patch's read and its write
+            current = api_server.get(CONFIGMAPS, "c", "default")
+            api_server.update(CONFIGMAPS, {**current, "data": {**current["data"], "b": "2"}})
+            raced.append("once")
+        real_store(self, *args, **kwargs)
+
+    monkeypatch.setattr(WriteVerbs, "store", store_after_a_concurrent_write)
+    api = api_server.api_client()
+    try:
+        patched = client.CoreV1Api(api).patch_namespaced_config_map(
+            "c", "default", {"data": {"a": "1"}}
+        )
+    finally:
+        api.close()
+    assert raced == ["once"]
+    assert patched.data == {"a": "1", "b": "2"}
