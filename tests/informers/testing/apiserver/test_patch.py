@@ -537,9 +537,9 @@ def test_smp_on_arbitrary_input_gives_an_object_or_a_patch_error(original, patch
 def test_a_patch_that_loses_a_race_is_reapplied_to_the_newer_state(
     api_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kubernetes import client  # noqa: PLC0415
+    from kubernetes import client
 
-    from informers.testing.apiserver._verbs_write import WriteVerbs  # noqa: PLC0415
+    from informers.testing.apiserver._verbs_write import WriteVerbs
 
     api_server.create(CONFIGMAPS, {"metadata": {"name": "c", "namespace": "default"}, "data": {}})
     real_store = WriteVerbs.store
