@@ -27,6 +27,7 @@ from informers.cache.informer import SharedIndexInformer
 from informers.errors import ChannelEmptyError
 from informers.rest.listwatch import ListOptions
 from informers.testing.fake import FakeListerWatcher, FakeWatch
+from informers.wire import _json
 from informers.wire.objects import DeletedFinalStateUnknown, meta_namespace_key
 from informers.wire.raw import RawObject
 from informers.wire.resources import Resource
@@ -42,6 +43,7 @@ __all__ = [
     "SilentServer",
     "api_pod",
     "configmap",
+    "count_decodes",
     "crd",
     "drain",
     "install_widgets",
@@ -231,6 +233,21 @@ def crd(
             "versions": [served],
         },
     }
+
+
+def count_decodes(monkeypatch: Any) -> list[Any]:
+    """Count every full decode from now on: ``informers.wire._json.loads``
+    is wrapped (through ``monkeypatch``, a pytest ``MonkeyPatch``) to append
+    each input to the returned list before parsing it."""
+    decodes: list[Any] = []
+    exact = _json.loads
+
+    def counting(data: Any) -> Any:
+        decodes.append(data)
+        return exact(data)
+
+    monkeypatch.setattr(_json, "loads", counting)
+    return decodes
 
 
 class _Gettable(Protocol):

@@ -31,7 +31,7 @@ from informers.wire.objects import (
     namespace_index,
 )
 from informers.wire.raw import Projection, RawObject, reads
-from tests.helpers import RawFakeListerWatcher
+from tests.helpers import RawFakeListerWatcher, count_decodes
 from tests.informers.cache.test_compact_store import CompactAgainstIndexer
 
 
@@ -41,18 +41,6 @@ def _pod(ns: str, name: str, rv: str = "1", node: Any = "n1") -> dict[str, Any]:
         "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]},
         "status": {"phase": "Running"},
     }
-
-
-def _count_decodes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    decodes: list[bytes] = []
-    exact = _json.loads
-
-    def counting(data: Any) -> Any:
-        decodes.append(data)
-        return exact(data)
-
-    monkeypatch.setattr(_json, "loads", counting)
-    return decodes
 
 
 @reads("spec.nodeName")
@@ -134,7 +122,7 @@ def test_projection_refuses_bad_paths(paths: tuple[str, ...]) -> None:
 def test_projected_index_never_decodes_and_answers_as_the_dict_store(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    decodes = _count_decodes(monkeypatch)
+    decodes = count_decodes(monkeypatch)
     indexers: dict[str, IndexFunc] = {"node": by_node, NAMESPACE_INDEX: namespace_index}
     raw, plain = RawStore(indexers=indexers), Indexer(indexers=indexers)
     pods = [_pod("a", f"p{i}", node=f"n{i % 3}") for i in range(9)]
@@ -229,7 +217,7 @@ def test_relist_recognises_unchanged_bytes_without_a_decode(
         watch = lw.wait_for_watch(1)
         assert informer.wait_synced(10)
         assert informer.wait_idle(10)
-        decodes = _count_decodes(monkeypatch)
+        decodes = count_decodes(monkeypatch)
         lw.set_objects([_pod("a", "same", "5"), _pod("a", "moved", "11")], "11")
         watch.error(410, "Expired", "too old resource version")
         lw.wait_for_watch(2)

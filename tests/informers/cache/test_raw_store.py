@@ -30,6 +30,7 @@ from informers.wire.objects import (
     namespace_index,
 )
 from informers.wire.raw import RawObject, split_list, split_watch_event
+from tests.helpers import count_decodes
 
 
 def _pod(ns: str, name: str, rv: str = "1", **labels: str) -> dict[str, Any]:
@@ -60,20 +61,8 @@ def _raw(obj: Any) -> RawObject:
     return RawObject(json.dumps(obj).encode())
 
 
-def _count_decodes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    decodes: list[bytes] = []
-    exact = _json.loads
-
-    def counting(data: Any) -> Any:
-        decodes.append(data)
-        return exact(data)
-
-    monkeypatch.setattr(_json, "loads", counting)
-    return decodes
-
-
 def test_raw_object_reads_metadata_without_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
-    decodes = _count_decodes(monkeypatch)
+    decodes = count_decodes(monkeypatch)
     pod = _pod("a", "x", "7", app="web")
     raw = _raw(pod)
     assert raw["metadata"] is raw.metadata
@@ -214,7 +203,7 @@ def test_store_keeps_bytes_and_decodes_on_read() -> None:
 
 
 def test_metadata_index_functions_never_decode(monkeypatch: pytest.MonkeyPatch) -> None:
-    decodes = _count_decodes(monkeypatch)
+    decodes = count_decodes(monkeypatch)
     calls: list[Any] = []
 
     def by_app(obj: Any) -> list[str]:
@@ -356,7 +345,7 @@ def test_split_watch_event() -> None:
 
 
 def test_metadata_view_is_exact(monkeypatch: pytest.MonkeyPatch) -> None:
-    decodes = _count_decodes(monkeypatch)
+    decodes = count_decodes(monkeypatch)
     pod = _pod("a", "x")
     pod["metadata"]["creationTimestamp"] = "2024-01-01T00:00:00Z"
     del pod["metadata"]["uid"]
@@ -390,7 +379,7 @@ def test_the_runtime_mapping_reads_raw_objects_without_a_decode(
     from informers.toolkit.runtime.mapping import enqueue_owner
     from informers.toolkit.runtime.request import Request
 
-    decodes = _count_decodes(monkeypatch)
+    decodes = count_decodes(monkeypatch)
     pod = _pod("a", "x")
     pod["metadata"]["generation"] = 3
     pod["metadata"]["finalizers"] = ["f"]
