@@ -22,7 +22,7 @@ in a :class:`~informers.cache.compact.raw.RawStore` (objects kept as the JSON
 bytes they came in, metadata read in C), as served and stripped; and what
 ``factory.for_resource(..., metadata_only=True)`` builds by default
 (:func:`~informers.cache.scope.metadata_store`: stripped, a CompactStore of
-plain JSON). The compact and raw stores page their lists (500 a page). The
+zstd-compressed JSON). The compact and raw stores page their lists (500 a page). The
 floor line gives the mean JSON bytes of one pod's ``PartialObjectMetadata``,
 as served and without managed fields: what a cache of them holds at least,
 before any per-object bookkeeping.
@@ -75,7 +75,7 @@ META = "metadata-only, dict store"
 META_ZLIB = "metadata-only, stripped, CompactStore (zlib)"
 META_RAW = "metadata-only, RawStore"
 META_RAW_STRIPPED = "metadata-only, stripped, RawStore"
-META_DEFAULT = "metadata-only, stripped, JSON (the default)"
+META_DEFAULT = "metadata-only, stripped, zstd (the default)"
 #: Each contender: (metadata_only, strip managed fields, store: None (dicts)
 #: or a store factory). The last is what ``factory.for_resource(...,
 #: metadata_only=True)`` builds by default (:func:`~informers.cache.scope.metadata_store`).

@@ -15,7 +15,7 @@ realistic pods from :func:`benchmarks.bench_compact.realistic_pod`, with
   ``Indexer.replace`` with a namespace index (the dict store's sync floor);
 * ``raw``: :func:`informers.wire.raw.split_list` and ``RawStore.replace``
   with the same index (runs on the metadata record, no decode);
-* ``raw-zlib``: the same with ``RawStore(compress=True)`` (the bytes kept
+* ``raw-z``: the same with ``RawStore(compress=True)`` (the bytes kept
   deflated);
 * ``lightkube``: ``lightkube.core.decoders.decode_list(body, Pod)`` (typed
   msgspec structs) kept in a dict by key;
@@ -50,7 +50,7 @@ from informers.cache.transforms import strip_managed_fields
 
 __all__ = ["main"]
 
-CONTENDERS = ("parse", "raw", "raw-zlib", "lightkube", "bytes")
+CONTENDERS = ("parse", "raw", "raw-z", "lightkube", "bytes")
 
 
 def _body(n: int, managed_fields: bool = True) -> bytes:
@@ -81,7 +81,7 @@ def child(contender: str, body_file: str, n: int, events: int) -> dict[str, Any]
 
     indexers = {NAMESPACE_INDEX: namespace_index}
     raw = contender.startswith("raw")
-    compress = contender == "raw-zlib"
+    compress = contender == "raw-z"
     lines = _events(events, n) if contender not in ("lightkube", "bytes") else []
     paged = raw or contender == "bytes"
     gc.collect()
@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
     if "json_bytes_per_object" in rows.get("raw", {}):
         print(f"JSON bytes per pod in the body: {rows['raw']['json_bytes_per_object']:.0f}")
-    for name in ("raw", "raw-zlib"):
+    for name in ("raw", "raw-z"):
         if "cold_get_nohot_us" in rows.get(name, {}):
             nohot = rows[name]["cold_get_nohot_us"]
             print(f"{name} cold get_by_key with hot_objects=0: {nohot:.1f} us")

@@ -550,6 +550,7 @@ COMPACT_ALL = {
     "JSONCodec",
     "MsgpackCodec",
     "ZlibCodec",
+    "ZstdCodec",
     "available_codecs",
 }
 
