@@ -63,6 +63,9 @@ def object_key(obj: Any) -> str | None:
     ``name`` and a ``str``, absent or ``None`` ``namespace``:
     ``"namespace/name"``, or ``"name"`` when the namespace is absent or empty,
     which is what :func:`~informers.wire.objects.meta_namespace_key` answers.
+    An object of another type answers through its type's ``__object_key__``
+    method, when it has one (:class:`~informers.wire.raw.RawObject` reads its
+    metadata record): the key, or ``None`` to leave it to the general path.
     ``None`` for anything else."""
     if type(obj) is dict:
         metadata = obj.get("metadata")
@@ -74,7 +77,9 @@ def object_key(obj: Any) -> str | None:
                     return f"{namespace}/{name}"
                 if namespace is None or namespace == "":
                     return name
-    return None
+        return None
+    own = getattr(type(obj), "__object_key__", None)
+    return None if own is None else own(obj)  # type: ignore[no-any-return]
 
 
 def object_keys(objs: Iterable[Any], general: Callable[[Any], str]) -> list[str]:

@@ -93,6 +93,12 @@ HOSTILE = [
     b'{"metadata":{"name":"\\ud800"}}',
     b'{"metadata":{"name":7}}',
     b'{"metadata":{"name":"n","labels":{"a":1}}}',
+    b'{"metadata":{"name":"n","labels":{"a":"\\ud800"}}}',
+    b'{"metadata":{"name":"n","annotations":{"a":NaN},"finalizers":[1e999]}}',
+    b'{"metadata":{"name":"n","ownerReferences":[{"uid":123456789012345678901234567890}]}}',
+    b'{"metadata":{"name":"n","labels":null,"finalizers":"x"}}',
+    b'{"metadata":{"name":"n","namespace":5}}',
+    b'{"metadata":{"name":"","namespace":"a"}}',
     b'{"metadata":{"name":"n"},"x":' + b"[" * 900 + b"]" * 900 + b"}",
     b'{"metadata":{"name":"n"},"x":1e999}',
     b'{"metadata":"nope"}',
@@ -112,6 +118,20 @@ def test_hostile_input_keys_and_decodes_as_the_exact_parser(data: bytes) -> None
     raw = RawObject(data)
     expected = _json.loads(data)
     assert raw.decoded() == expected or repr(raw.decoded()) == repr(expected)  # NaN
+    meta, want_meta = (
+        RawObject(data).metadata,
+        expected.get("metadata") if type(expected) is dict else None,
+    )
+    if isinstance(want_meta, dict):
+        for field in (
+            "name",
+            "namespace",
+            "labels",
+            "annotations",
+            "ownerReferences",
+            "finalizers",
+        ):
+            assert repr(meta.get(field)) == repr(want_meta.get(field))  # repr: NaN
     try:
         want: Any = meta_namespace_key(expected)
     except ObjectKeyError as err:
@@ -140,6 +160,11 @@ _meta = st.fixed_dictionaries(
         "uid": _text,
         "labels": st.dictionaries(_text, st.one_of(_text, st.integers()), max_size=3),
         "annotations": st.dictionaries(_text, _text, max_size=2),
+        "ownerReferences": st.lists(
+            st.fixed_dictionaries({"uid": _text, "controller": st.booleans()}), max_size=2
+        ),
+        "finalizers": st.one_of(st.lists(_text, max_size=2), st.none()),
+        "generation": st.integers(),
     },
 )
 
@@ -154,6 +179,11 @@ def test_metadata_record_agrees_with_the_exact_parser(meta: dict[str, Any], n: i
     for read in (get_namespace, get_resource_version, get_uid):
         assert read(raw) == read(full)
     assert dict(get_labels(raw)) == dict(get_labels(full))
+    fresh = RawObject(data).metadata
+    for field in full["metadata"]:
+        assert fresh[field] == full["metadata"][field]
+        assert fresh.get(field) == full["metadata"].get(field)
+    assert fresh.get("missing", 7) == 7
     try:
         want: Any = meta_namespace_key(full)
     except ObjectKeyError:
@@ -342,6 +372,26 @@ def test_split_watch_event() -> None:
     ):
         with pytest.raises(ValueError, match=r"."):
             split_watch_event(bad)
+
+
+def test_metadata_maps_are_decoded_when_read_and_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    decodes = count_decodes(monkeypatch)
+    pod = _pod("a", "x")
+    pod["metadata"]["labels"] = {"app": "web"}
+    pod["metadata"]["ownerReferences"] = [{"uid": "u1", "controller": True}]
+    pod["metadata"]["finalizers"] = ["f"]
+    raw = _raw(pod)
+    assert meta_namespace_key(raw) == "a/x"
+    meta = raw["metadata"]
+    labels = meta["labels"]
+    assert labels == {"app": "web"}
+    assert meta["labels"] is labels  # decoded once, then kept
+    assert meta.get("ownerReferences") == [{"uid": "u1", "controller": True}]
+    assert meta["finalizers"] == ["f"]
+    assert decodes == []  # none of this decoded the object
+    # A map msgspec will not decode is the exact parser's (one full decode).
+    odd = RawObject(b'{"metadata":{"name":"n","labels":{"a":"\\ud800"}}}')
+    assert odd["metadata"]["labels"] == _json.loads(b'{"a":"\\ud800"}')
 
 
 def test_metadata_view_is_exact(monkeypatch: pytest.MonkeyPatch) -> None:
