@@ -79,7 +79,7 @@ def object_key(obj: Any) -> str | None:
                     return name
         return None
     own = getattr(type(obj), "__object_key__", None)
-    return None if own is None else own(obj)  # type: ignore[no-any-return]
+    return None if own is None else own(obj)
 
 
 def object_keys(objs: Iterable[Any], general: Callable[[Any], str]) -> list[str]:
