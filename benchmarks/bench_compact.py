@@ -462,8 +462,9 @@ def codecs_table(samples: int = 2000) -> list[dict[str, Any]]:
         "zlib level 1": ZlibCodec(1),
         "json": JSONCodec(),
     }
-    if "msgpack" in available_codecs():
-        codecs["msgpack"] = available_codecs()["msgpack"]
+    for name in ("zstd", "msgpack"):  # when their packages are installed
+        if name in available_codecs():
+            codecs[name] = available_codecs()[name]
     rows = [
         {
             "codec": "JSON as sent (with managedFields)",

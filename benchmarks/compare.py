@@ -610,8 +610,8 @@ def _latency(
         server.pace(namespace, n, rate)
         assert recorder.done.wait(max(60.0, 4 * n / rate))
 
-    if contender in (OURS, OURS_RAW):
-        store = RawStore if contender == OURS_RAW else None
+    if contender in (OURS, OURS_RAW, OURS_RAW_ZLIB):
+        store = {OURS: None, OURS_RAW: RawStore, OURS_RAW_ZLIB: _raw_zlib}[contender]
         with OurInformer(server, namespace, 1, recorder, store):
             paced()
     elif contender == OFFICIAL_INFORMER:
@@ -663,7 +663,7 @@ def section_events(
         name: results.row("events", name, "events/s", note=_installed(name), lower_is_better=False)
         for name in names
     }
-    lat_names = [OURS, OURS_RAW, OFFICIAL_INFORMER, OFFICIAL_WATCH, LIGHTKUBE, KR8S]
+    lat_names = [OURS, OURS_RAW, OURS_RAW_ZLIB, OFFICIAL_INFORMER, OFFICIAL_WATCH, LIGHTKUBE, KR8S]
     p50 = {c: results.row("latency", f"{c} p50", "ms", note=_installed(c)) for c in lat_names}
     p99 = {c: results.row("latency", f"{c} p99", "ms", note=_installed(c)) for c in lat_names}
     for row in [*p50.values(), *p99.values()]:
